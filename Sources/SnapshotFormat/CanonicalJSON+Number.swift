@@ -1,0 +1,96 @@
+/// ECMAScript number formatting for RFC 8785.
+extension CanonicalJSON {
+    /// `number` as ECMAScript's `Number.prototype.toString` writes it (RFC 8785 section 3.2.2.3).
+    public static func numberString(_ number: Double) -> String {
+        var buffer: [UInt8] = []
+        writeNumber(number, into: &buffer)
+        return String(decoding: buffer, as: UTF8.self)
+    }
+
+    /// Appends `number` as ECMAScript's `Number.prototype.toString` writes it; it must be finite.
+    public static func writeNumber(_ number: Double, into buffer: inout [UInt8]) {
+        precondition(number.isFinite, "RFC 8785 cannot serialize the number \(number)")
+        if number == 0 {
+            buffer.append(UInt8(ascii: "0"))  // -0 too, as ECMAScript writes it.
+            return
+        }
+        if number.magnitude < 9_007_199_254_740_992, Double(Int64(number)) == number {
+            // Common case: an integer below 2^53 has at most 16 digits, always written in full.
+            writeInteger(Int64(number), into: &buffer)
+            return
+        }
+        let (digits, pointPosition) = shortestDigits(number)
+        if number < 0 { buffer.append(UInt8(ascii: "-")) }
+        // ECMAScript's rule with k = digits.count and n = pointPosition: value = 0.d1d2…dk × 10^n.
+        let k = digits.count
+        let n = pointPosition
+        if k <= n, n <= 21 {
+            buffer.append(contentsOf: digits)
+            buffer.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: n - k))
+        } else if 0 < n, n <= 21 {
+            buffer.append(contentsOf: digits[..<n])
+            buffer.append(UInt8(ascii: "."))
+            buffer.append(contentsOf: digits[n...])
+        } else if -6 < n, n <= 0 {
+            buffer.append(contentsOf: "0.".utf8)
+            buffer.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: -n))
+            buffer.append(contentsOf: digits)
+        } else {
+            buffer.append(digits[0])
+            if k > 1 {
+                buffer.append(UInt8(ascii: "."))
+                buffer.append(contentsOf: digits[1...])
+            }
+            buffer.append(UInt8(ascii: "e"))
+            buffer.append(n - 1 < 0 ? UInt8(ascii: "-") : UInt8(ascii: "+"))
+            writeInteger(Int64((n - 1).magnitude), into: &buffer)
+        }
+    }
+
+    /// The shortest digits that round-trip to `number` (no leading or trailing zeros) and the
+    /// position of the decimal point relative to them, taken from Swift's `description`, which
+    /// prints exactly those digits (e.g. `1e-07`, `1.2345e+21`, `0.001`, `123.0`).
+    private static func shortestDigits(_ number: Double) -> (digits: [UInt8], pointPosition: Int) {
+        var digits: [UInt8] = []
+        digits.reserveCapacity(17)
+        var integerDigits = 0
+        var seenPoint = false
+        var exponent = 0
+        var exponentNegative = false
+        var inExponent = false
+        for byte in number.magnitude.description.utf8 {
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"):
+                if inExponent {
+                    exponent = exponent * 10 + Int(byte - UInt8(ascii: "0"))
+                } else {
+                    digits.append(byte)
+                    if !seenPoint { integerDigits += 1 }
+                }
+            case UInt8(ascii: "."): seenPoint = true
+            case UInt8(ascii: "e"), UInt8(ascii: "E"): inExponent = true
+            case UInt8(ascii: "-"): exponentNegative = true
+            default: break  // "+"
+            }
+        }
+        var pointPosition = integerDigits + (exponentNegative ? -exponent : exponent)
+        let leadingZeros = digits.prefix { $0 == UInt8(ascii: "0") }.count
+        digits.removeFirst(leadingZeros)
+        pointPosition -= leadingZeros
+        while digits.last == UInt8(ascii: "0") { digits.removeLast() }
+        return (digits, pointPosition)
+    }
+
+    /// Appends the decimal digits of `value`, with a minus sign when negative.
+    private static func writeInteger(_ value: Int64, into buffer: inout [UInt8]) {
+        if value < 0 { buffer.append(UInt8(ascii: "-")) }
+        var magnitude = value.magnitude
+        var reversed: [UInt8] = []
+        reversed.reserveCapacity(20)
+        repeat {
+            reversed.append(UInt8(ascii: "0") + UInt8(magnitude % 10))
+            magnitude /= 10
+        } while magnitude > 0
+        buffer.append(contentsOf: reversed.reversed())
+    }
+}

@@ -1,0 +1,100 @@
+/// RFC 8785 (JSON Canonicalization Scheme) serialization.
+extension JSONValue {
+    /// RFC 8785 canonical bytes: UTF-8, no BOM, no whitespace, no trailing newline.
+    ///
+    /// A number that is NaN or infinite cannot be canonicalized (RFC 8785 makes it an error);
+    /// such a value is a programming error and stops the program. Values from ``StrictJSON`` never hold one.
+    public var canonicalBytes: [UInt8] {
+        var buffer: [UInt8] = []
+        writeCanonical(into: &buffer)
+        return buffer
+    }
+
+    /// The RFC 8785 canonical form as a string.
+    public var canonicalString: String {
+        String(decoding: canonicalBytes, as: UTF8.self)
+    }
+
+    /// Append canonical bytes to a buffer (for speed when serializing many values).
+    public func writeCanonical(into buffer: inout [UInt8]) {
+        switch self {
+        case .null:
+            buffer.append(contentsOf: "null".utf8)
+        case .bool(let flag):
+            buffer.append(contentsOf: flag ? "true".utf8 : "false".utf8)
+        case .number(let number):
+            CanonicalJSON.writeNumber(number, into: &buffer)
+        case .string(let text):
+            CanonicalJSON.writeString(text, into: &buffer)
+        case .array(let elements):
+            buffer.append(UInt8(ascii: "["))
+            for (i, element) in elements.enumerated() {
+                if i > 0 { buffer.append(UInt8(ascii: ",")) }
+                element.writeCanonical(into: &buffer)
+            }
+            buffer.append(UInt8(ascii: "]"))
+        case .object(let object):
+            buffer.append(UInt8(ascii: "{"))
+            let sorted = object.members.sorted { CanonicalJSON.keyPrecedes($0.key, $1.key) }
+            for (i, member) in sorted.enumerated() {
+                if i > 0 { buffer.append(UInt8(ascii: ",")) }
+                CanonicalJSON.writeString(member.key, into: &buffer)
+                buffer.append(UInt8(ascii: ":"))
+                member.value.writeCanonical(into: &buffer)
+            }
+            buffer.append(UInt8(ascii: "}"))
+        }
+    }
+}
+
+/// The pieces of RFC 8785 serialization: key order, string escaping and number formatting.
+public enum CanonicalJSON {
+    /// Whether `lhs` sorts before `rhs` by their UTF-16 code units, as RFC 8785 orders object members.
+    public static func keyPrecedes(_ lhs: String, _ rhs: String) -> Bool {
+        var left = lhs.unicodeScalars.makeIterator()
+        var right = rhs.unicodeScalars.makeIterator()
+        while true {
+            guard let a = left.next() else { return right.next() != nil }
+            guard let b = right.next() else { return false }
+            if a != b { return utf16Rank(a) < utf16Rank(b) }
+        }
+    }
+
+    /// A number that orders scalars as their UTF-16 forms do: U+E000…U+FFFF come after every
+    /// supplementary scalar, whose first code unit is a surrogate (D800…DBFF).
+    private static func utf16Rank(_ scalar: Unicode.Scalar) -> UInt32 {
+        (0xE000...0xFFFF).contains(scalar.value) ? scalar.value + 0x20_0000 : scalar.value
+    }
+
+    /// Appends `text` as an RFC 8785 string: quotes, short escapes, `\u00xx` for other controls, the rest literal.
+    public static func writeString(_ text: String, into buffer: inout [UInt8]) {
+        var text = text  // withUTF8 needs a mutable copy; it does not copy the bytes of a native string.
+        buffer.append(UInt8(ascii: "\""))
+        text.withUTF8 { bytes in
+            var runStart = 0
+            for i in bytes.indices {
+                let byte = bytes[i]
+                guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
+                buffer.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<i]))
+                runStart = i + 1
+                buffer.append(UInt8(ascii: "\\"))
+                switch byte {
+                case UInt8(ascii: "\""), UInt8(ascii: "\\"): buffer.append(byte)
+                case 0x08: buffer.append(UInt8(ascii: "b"))
+                case 0x09: buffer.append(UInt8(ascii: "t"))
+                case 0x0A: buffer.append(UInt8(ascii: "n"))
+                case 0x0C: buffer.append(UInt8(ascii: "f"))
+                case 0x0D: buffer.append(UInt8(ascii: "r"))
+                default:
+                    buffer.append(contentsOf: "u00".utf8)
+                    buffer.append(hexDigits[Int(byte >> 4)])
+                    buffer.append(hexDigits[Int(byte & 0xF)])
+                }
+            }
+            buffer.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart...]))
+        }
+        buffer.append(UInt8(ascii: "\""))
+    }
+
+    private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
+}

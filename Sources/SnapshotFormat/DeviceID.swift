@@ -1,0 +1,77 @@
+/// A device ID: 1 to 64 of a-z 0-9 . _ -, starting with a letter or digit.
+public struct DeviceID: Hashable, Comparable, Sendable, CustomStringConvertible, Codable {
+    /// The ID as written in files and file names.
+    public let rawValue: String
+
+    /// The most characters a device ID may have.
+    public static let maximumLength = 64
+
+    /// Wraps `text` when it is a valid device ID; nil otherwise.
+    public init?(_ text: String) {
+        guard Self.validationProblem(text) == nil else { return nil }
+        rawValue = text
+    }
+
+    /// Why `text` is not a valid device ID, as a sentence for a person; nil when it is valid.
+    public static func validationProblem(_ text: String) -> String? {
+        if text.isEmpty { return "is empty" }
+        // Count scalars, not grapheme clusters: a valid ID is ASCII, where both agree, and a
+        // combining mark must not hide behind a base letter.
+        if text.unicodeScalars.count > maximumLength {
+            return "is longer than \(maximumLength) characters"
+        }
+        if let bad = text.unicodeScalars.first(where: { !isAllowed($0) }) {
+            return "has \(describe(bad)): device IDs use only a-z 0-9 . _ - (lower case)"
+        }
+        if let first = text.unicodeScalars.first, !isLetterOrDigit(first) {
+            return "must start with a letter or digit"
+        }
+        return nil
+    }
+
+    /// The ID itself.
+    public var description: String { rawValue }
+
+    /// Orders IDs by their UTF-8 bytes.
+    public static func < (lhs: DeviceID, rhs: DeviceID) -> Bool {
+        lhs.rawValue.utf8.lexicographicallyPrecedes(rhs.rawValue.utf8)
+    }
+
+    /// Decodes a single string and refuses it unless it is a valid device ID.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        let text = try container.decode(String.self)
+        if let problem = Self.validationProblem(text) {
+            throw DecodingError.dataCorruptedError(
+                in: container, debugDescription: "'\(text)' is not a valid device ID: \(problem)")
+        }
+        rawValue = text
+    }
+
+    /// Encodes the ID as a single string.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(rawValue)
+    }
+}
+
+private func isLetterOrDigit(_ scalar: Unicode.Scalar) -> Bool {
+    ("a"..."z").contains(scalar) || ("0"..."9").contains(scalar)
+}
+
+private func isAllowed(_ scalar: Unicode.Scalar) -> Bool {
+    isLetterOrDigit(scalar) || scalar == "." || scalar == "_" || scalar == "-"
+}
+
+/// A character quoted so that a person can see it, even when it is blank or invisible.
+private func describe(_ scalar: Unicode.Scalar) -> String {
+    let code = String(scalar.value, radix: 16, uppercase: true)
+    let codePoint = "U+" + String(repeating: "0", count: max(0, 4 - code.count)) + code
+    if scalar.value > 0x20 && scalar.value < 0x7F { return "'\(scalar)'" }
+    if scalar.properties.isWhitespace || scalar.properties.generalCategory == .control
+        || scalar.properties.generalCategory == .format
+    {
+        return codePoint
+    }
+    return "'\(scalar)' (\(codePoint))"
+}

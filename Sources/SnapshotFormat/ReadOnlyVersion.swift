@@ -1,0 +1,99 @@
+/// One version of a record, as the contract defines it.
+extension ReadOnly {
+    /// A version of a record: the record's top-level version or one of its `conflicts`.
+    ///
+    /// Defaults are materialized (`schemaVersion` 1, empty vector, `deleted` false, empty
+    /// `fields`), so two versions are equal exactly when their normal forms are equal.
+    /// Strings compare by their bytes, never by Unicode canonical equivalence.
+    public struct Version: Sendable {
+        /// The record's identity.
+        public var id: RecordID
+        /// The model's name: 1 to 128 Unicode scalars.
+        public var type: String
+        /// The schema version of the shape that produced `fields`; at least 1.
+        public var schemaVersion: Int64
+        /// When this version was made; nil sorts before every timestamp.
+        public var lastModified: Timestamp?
+        /// The device that made this version.
+        public var modifiedBy: DeviceID?
+        /// The edits in this version's history.
+        public var versionVector: VersionVector
+        /// Whether this version is a tombstone.
+        public var deleted: Bool
+        /// The model's data, opaque to the merge.
+        public var fields: JSONObject
+        /// Keys this format does not know, kept verbatim (never with a null value).
+        public var unknownKeys: JSONObject
+
+        /// A version from its parts.
+        public init(
+            id: RecordID, type: String, schemaVersion: Int64 = 1, lastModified: Timestamp? = nil,
+            modifiedBy: DeviceID? = nil, versionVector: VersionVector = VersionVector(),
+            deleted: Bool = false, fields: JSONObject = JSONObject(),
+            unknownKeys: JSONObject = JSONObject()
+        ) {
+            self.id = id
+            self.type = type
+            self.schemaVersion = schemaVersion
+            self.lastModified = lastModified
+            self.modifiedBy = modifiedBy
+            self.versionVector = versionVector
+            self.deleted = deleted
+            self.fields = fields
+            self.unknownKeys = unknownKeys
+        }
+
+        /// Whether the version carries a version vector.
+        public var hasVector: Bool { !versionVector.isEmpty }
+    }
+}
+
+extension ReadOnly.Version: Hashable {
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        lhs.id == rhs.id && lhs.type.utf8.elementsEqual(rhs.type.utf8)
+            && lhs.schemaVersion == rhs.schemaVersion && lhs.lastModified == rhs.lastModified
+            && lhs.modifiedBy == rhs.modifiedBy && lhs.versionVector == rhs.versionVector
+            && lhs.deleted == rhs.deleted && lhs.fields == rhs.fields
+            && lhs.unknownKeys == rhs.unknownKeys
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(id)
+        for byte in type.utf8 { hasher.combine(byte) }
+        hasher.combine(schemaVersion)
+        hasher.combine(lastModified)
+        hasher.combine(modifiedBy)
+        hasher.combine(versionVector)
+        hasher.combine(deleted)
+        hasher.combine(fields)
+        hasher.combine(unknownKeys)
+    }
+}
+
+extension ReadOnly.Version {
+    /// The normal form: upper-case id, written `lastModified`, no defaults, no nulls, no conflicts.
+    public var normalForm: JSONObject {
+        var object = JSONObject()
+        object["id"] = .string(id.rawValue)
+        object["type"] = .string(type)
+        if schemaVersion != 1 { object["schemaVersion"] = .number(Double(schemaVersion)) }
+        if let lastModified { object["lastModified"] = .string(lastModified.written) }
+        if let modifiedBy { object["modifiedBy"] = .string(modifiedBy.rawValue) }
+        if !versionVector.isEmpty { object["versionVector"] = versionVector.jsonValue }
+        if deleted { object["deleted"] = .bool(true) }
+        if fields.count > 0 { object["fields"] = .object(fields) }
+        for (key, value) in unknownKeys { object[key] = value }
+        return object
+    }
+
+    /// The RFC 8785 serialization of the normal form: the last tie-break of the last-writer order.
+    public var canonicalBytes: [UInt8] { JSONValue.object(normalForm).canonicalBytes }
+
+    /// What the version says, apart from who made it and when: the normal form without `id`,
+    /// `lastModified`, `modifiedBy`, `versionVector` and `conflicts`.
+    public func hasSameContent(as other: Self) -> Bool {
+        type.utf8.elementsEqual(other.type.utf8) && schemaVersion == other.schemaVersion
+            && deleted == other.deleted && fields == other.fields
+            && unknownKeys == other.unknownKeys
+    }
+}

@@ -1,0 +1,40 @@
+/// Writes snapshot files: one record per line, each in its RFC 8785 normal form.
+///
+/// A file is a header, the records and a footer, so a writer can stream records out of the
+/// store without holding the whole file's tree in memory.
+public enum SnapshotWriter {
+    /// The bytes before the first record.
+    public static func header(device: DeviceID, generation: Int64, writtenAt: Timestamp) -> [UInt8] {
+        var header = JSONObject()
+        header["format"] = .number(Double(ReadOnly.Snapshot.currentFormat))
+        header["device"] = .string(device.rawValue)
+        header["generation"] = .number(Double(generation))
+        header["writtenAt"] = .string(writtenAt.written)
+        header["records"] = .array([])
+        var bytes = JSONValue.object(header).canonicalBytes
+        // Canonical order puts "records" last: reopen its empty array.
+        bytes.removeLast(2)
+        return bytes
+    }
+
+    /// Appends one record (preceded by a separator unless it is the first).
+    public static func appendRecord(_ record: ReadOnly.Record, isFirst: Bool, into bytes: inout [UInt8]) {
+        bytes.append(contentsOf: isFirst ? [0x0A] : [0x2C, 0x0A])
+        JSONValue.object(record.normalForm).writeCanonical(into: &bytes)
+    }
+
+    /// The bytes after the last record.
+    public static let footer: [UInt8] = Array("\n]}\n".utf8)
+
+    /// A whole snapshot file.
+    public static func bytes(of snapshot: ReadOnly.Snapshot) -> [UInt8] {
+        var bytes = header(
+            device: snapshot.device, generation: snapshot.generation,
+            writtenAt: snapshot.writtenAt ?? Timestamp(milliseconds: 0))
+        for (index, record) in snapshot.records.enumerated() {
+            appendRecord(record, isFirst: index == 0, into: &bytes)
+        }
+        bytes.append(contentsOf: footer)
+        return bytes
+    }
+}

@@ -1,0 +1,242 @@
+/// Strings, numbers and UTF-8 validation for ``StrictJSONParser``.
+extension StrictJSONParser {
+    /// Parses the string whose opening quote is at `position`.
+    mutating func parseString(isKey: Bool) throws(JSONParseError) -> String {
+        position += 1
+        let start = position
+        // Fast path: no escapes, so the string is the input's bytes once they are known to be valid.
+        var i = position
+        while i < input.count {
+            let byte = input[i]
+            if byte == UInt8(ascii: "\"") {
+                position = i + 1
+                return String(decoding: UnsafeBufferPointer(rebasing: input[start..<i]), as: UTF8.self)
+            }
+            if byte == UInt8(ascii: "\\") || byte < 0x20 { break }
+            i += byte < 0x80 ? 1 : try utf8SequenceLength(at: i)
+        }
+        scratch.removeAll(keepingCapacity: true)
+        scratch.append(contentsOf: UnsafeBufferPointer(rebasing: input[start..<i]))
+        position = i
+        while true {
+            guard position < input.count else { throw truncated() }
+            let byte = input[position]
+            switch byte {
+            case UInt8(ascii: "\""):
+                position += 1
+                return String(decoding: scratch, as: UTF8.self)
+            case UInt8(ascii: "\\"):
+                try parseEscape(isKey: isKey)
+            case 0..<0x20:
+                throw JSONParseError(
+                    offset: position,
+                    reason: "control character U+\(JSONParseError.hex4(UInt32(byte))) must be escaped in a string")
+            case 0x80...:
+                let length = try utf8SequenceLength(at: position)
+                scratch.append(contentsOf: UnsafeBufferPointer(rebasing: input[position..<position + length]))
+                position += length
+            default:
+                scratch.append(byte)
+                position += 1
+            }
+        }
+    }
+
+    /// Decodes the escape whose backslash is at `position` into `scratch`.
+    private mutating func parseEscape(isKey: Bool) throws(JSONParseError) {
+        let escapeStart = position
+        position += 1
+        guard position < input.count else { throw truncated() }
+        let decoded: UInt8
+        switch input[position] {
+        case UInt8(ascii: "\""): decoded = UInt8(ascii: "\"")
+        case UInt8(ascii: "\\"): decoded = UInt8(ascii: "\\")
+        case UInt8(ascii: "/"): decoded = UInt8(ascii: "/")
+        case UInt8(ascii: "b"): decoded = 0x08
+        case UInt8(ascii: "f"): decoded = 0x0C
+        case UInt8(ascii: "n"): decoded = 0x0A
+        case UInt8(ascii: "r"): decoded = 0x0D
+        case UInt8(ascii: "t"): decoded = 0x09
+        case UInt8(ascii: "u"):
+            position += 1
+            try appendUnicodeEscape(escapeStart: escapeStart, isKey: isKey)
+            return
+        default:
+            let shown = position < input.count && input[position] >= 0x21 && input[position] < 0x7F
+                ? "\\\(Character(Unicode.Scalar(input[position])))" : "\\ followed by this character"
+            throw JSONParseError(offset: escapeStart, reason: "invalid escape sequence \(shown) in a string")
+        }
+        scratch.append(decoded)
+        position += 1
+    }
+
+    /// Decodes `\uXXXX` (and the low half of a surrogate pair) after the `u` at `position`.
+    private mutating func appendUnicodeEscape(escapeStart: Int, isKey: Bool) throws(JSONParseError) {
+        let unit = try hex4(escapeStart: escapeStart)
+        var scalarValue = unit
+        func lone(_ unit: UInt32, _ detail: String) -> JSONParseError {
+            JSONParseError(
+                offset: escapeStart,
+                reason: "lone surrogate \\u\(JSONParseError.hex4(unit)) in \(isKey ? "an object key" : "a string") (\(detail))")
+        }
+        switch unit {
+        case 0xD800...0xDBFF:
+            let needsLow = "a high surrogate must be followed by a \\u escape of a low surrogate"
+            guard position < input.count else { throw truncated() }
+            guard input[position] == UInt8(ascii: "\\") else { throw lone(unit, needsLow) }
+            guard position + 1 < input.count else { throw truncated() }
+            guard input[position + 1] == UInt8(ascii: "u") else { throw lone(unit, needsLow) }
+            let lowStart = position
+            position += 2
+            let low = try hex4(escapeStart: lowStart)
+            guard (0xDC00...0xDFFF).contains(low) else {
+                throw lone(unit, needsLow)
+            }
+            scalarValue = 0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00)
+        case 0xDC00...0xDFFF:
+            throw lone(unit, "a low surrogate without a high surrogate before it")
+        default:
+            break
+        }
+        // Not a surrogate, so always a valid scalar.
+        scratch.append(contentsOf: UTF8.encode(Unicode.Scalar(scalarValue)!)!)
+    }
+
+    /// Reads four hexadecimal digits at `position`.
+    private mutating func hex4(escapeStart: Int) throws(JSONParseError) -> UInt32 {
+        var value: UInt32 = 0
+        for _ in 0..<4 {
+            guard position < input.count else { throw truncated() }
+            let byte = input[position]
+            let digit: UInt8
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
+            default:
+                throw JSONParseError(offset: escapeStart, reason: "invalid \\u escape: expected four hexadecimal digits")
+            }
+            value = value << 4 | UInt32(digit)
+            position += 1
+        }
+        return value
+    }
+
+    /// The length of the well-formed UTF-8 sequence starting at `start` (Unicode Table 3-7).
+    func utf8SequenceLength(at start: Int) throws(JSONParseError) -> Int {
+        let lead = input[start]
+        let length: Int
+        var secondRange: ClosedRange<UInt8> = 0x80...0xBF
+        switch lead {
+        case 0xC2...0xDF: length = 2
+        case 0xE0: length = 3; secondRange = 0xA0...0xBF
+        case 0xE1...0xEC, 0xEE...0xEF: length = 3
+        case 0xED: length = 3; secondRange = 0x80...0x9F
+        case 0xF0: length = 4; secondRange = 0x90...0xBF
+        case 0xF1...0xF3: length = 4
+        case 0xF4: length = 4; secondRange = 0x80...0x8F
+        default: throw JSONParseError(offset: start, reason: "invalid UTF-8")
+        }
+        for k in 1..<length {
+            guard start + k < input.count else { throw truncated() }
+            guard (k == 1 ? secondRange : 0x80...0xBF).contains(input[start + k]) else {
+                throw JSONParseError(offset: start, reason: "invalid UTF-8")
+            }
+        }
+        return length
+    }
+
+    /// Parses the number starting at `position` (RFC 8259 grammar, then the I-JSON limits).
+    mutating func parseNumber() throws(JSONParseError) -> JSONValue {
+        let start = position
+        let negative = input[position] == UInt8(ascii: "-")
+        if negative { position += 1 }
+        var significand: UInt64 = 0
+        var exactDigits = true  // false once a nonzero digit did not fit in `significand`
+        var decimalExponent = 0
+        func isDigit(_ at: Int) -> Bool { at < input.count && input[at] &- UInt8(ascii: "0") < 10 }
+        func requireDigit(_ what: String) throws(JSONParseError) {
+            guard position < input.count else { throw truncated() }
+            guard isDigit(position) else { throw JSONParseError(offset: position, reason: what) }
+        }
+
+        try requireDigit("a minus sign must be followed by a digit")
+        if input[position] == UInt8(ascii: "0") {
+            position += 1
+            if isDigit(position) { throw JSONParseError(offset: start, reason: "numbers must not have leading zeros") }
+        }
+        while isDigit(position) {
+            if significand < 100_000_000_000_000_000 {
+                significand = significand * 10 + UInt64(input[position] - UInt8(ascii: "0"))
+            } else {
+                if input[position] != UInt8(ascii: "0") { exactDigits = false }
+                decimalExponent += 1
+            }
+            position += 1
+        }
+        var isInteger = true
+        if position < input.count, input[position] == UInt8(ascii: ".") {
+            isInteger = false
+            position += 1
+            try requireDigit("a decimal point must be followed by a digit")
+            while isDigit(position) {
+                if significand < 100_000_000_000_000_000 {
+                    significand = significand * 10 + UInt64(input[position] - UInt8(ascii: "0"))
+                    decimalExponent -= 1
+                } else if input[position] != UInt8(ascii: "0") {
+                    exactDigits = false
+                }
+                position += 1
+            }
+        }
+        if position < input.count, input[position] | 0x20 == UInt8(ascii: "e") {
+            isInteger = false
+            position += 1
+            var exponentNegative = false
+            if position < input.count, input[position] == UInt8(ascii: "+") || input[position] == UInt8(ascii: "-") {
+                exponentNegative = input[position] == UInt8(ascii: "-")
+                position += 1
+            }
+            try requireDigit("an exponent must have at least one digit")
+            var exponent = 0
+            while isDigit(position) {
+                // Far beyond any double's range, so clamping changes nothing but avoids overflow.
+                exponent = min(exponent * 10 + Int(input[position] - UInt8(ascii: "0")), 100_000_000)
+                position += 1
+            }
+            decimalExponent += exponentNegative ? -exponent : exponent
+        }
+
+        let literal = UnsafeBufferPointer(rebasing: input[start..<position])
+        if isInteger {
+            guard exactDigits, decimalExponent == 0, significand <= 9_007_199_254_740_991 else {
+                throw JSONParseError(
+                    offset: start,
+                    reason: "integer \(JSONParseError.displayedLiteral(literal)) is beyond ±(2^53−1); write it with a fraction or exponent")
+            }
+            let magnitude = Double(significand)
+            return .number(negative ? -magnitude : magnitude)
+        }
+        // Clinger's fast path: both operands exact, so one IEEE operation rounds correctly.
+        if exactDigits, significand <= 1 << 53, (-22...22).contains(decimalExponent) {
+            var magnitude = Double(significand)
+            if decimalExponent < 0 {
+                magnitude /= Self.powersOfTen[-decimalExponent]
+            } else {
+                magnitude *= Self.powersOfTen[decimalExponent]
+            }
+            return .number(negative ? -magnitude : magnitude)
+        }
+        guard let value = Double(String(decoding: literal, as: UTF8.self)), value.isFinite else {
+            throw JSONParseError(
+                offset: start,
+                reason: "number \(JSONParseError.displayedLiteral(literal)) is outside the IEEE 754 double range")
+        }
+        return .number(value)
+    }
+
+    private static let powersOfTen: [Double] = [
+        1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
+        1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+    ]
+}

@@ -1,0 +1,227 @@
+/// Strict I-JSON (RFC 7493) parsing of one document.
+///
+/// Beyond RFC 8259's grammar it refuses invalid UTF-8, duplicate keys, lone surrogates, numbers
+/// that overflow a double, integers (no fraction, no exponent) beyond ±(2^53−1), and nesting
+/// deeper than ``maximumDepth``. A number that underflows (e.g. `1e-400`) is accepted as the
+/// nearest double, zero keeping its sign: it is within the double range and RFC 7493 only
+/// warns about lost precision; the conformance vectors do not say otherwise.
+public enum StrictJSON {
+    /// The deepest nesting of arrays and objects accepted.
+    public static let maximumDepth = 512
+
+    /// Parses exactly one JSON document (surrounding whitespace allowed; a leading UTF-8 BOM EF BB BF is ignored).
+    public static func parse(_ bytes: [UInt8]) throws(JSONParseError) -> JSONValue {
+        try bytes.withUnsafeBufferPointer { parseResult($0) }.get()
+    }
+
+    /// Parses exactly one JSON document given as text (a leading U+FEFF is ignored).
+    public static func parse(_ text: String) throws(JSONParseError) -> JSONValue {
+        var text = text
+        return try text.withUTF8 { parseResult($0) }.get()
+    }
+
+    /// Parses exactly one JSON document from raw memory, e.g. a `Data` or a mapped file.
+    public static func parse(_ buffer: UnsafeRawBufferPointer) throws(JSONParseError) -> JSONValue {
+        try parseResult(buffer.assumingMemoryBound(to: UInt8.self)).get()
+    }
+
+    private static func parseResult(_ input: UnsafeBufferPointer<UInt8>) -> Result<JSONValue, JSONParseError> {
+        var parser = StrictJSONParser(input)
+        do throws(JSONParseError) {
+            return .success(try parser.parseDocument())
+        } catch {
+            return .failure(error)
+        }
+    }
+}
+
+/// The parser's state; containers are kept on explicit stacks so deep input cannot overflow the call stack.
+struct StrictJSONParser {
+    let input: UnsafeBufferPointer<UInt8>
+    var position = 0
+    var scratch: [UInt8] = []
+    private var arrays: [[JSONValue]] = []
+    private var objects: [ObjectBuilder] = []
+    private var openIsObject: [Bool] = []
+
+    init(_ input: UnsafeBufferPointer<UInt8>) { self.input = input }
+
+    mutating func parseDocument() throws(JSONParseError) -> JSONValue {
+        if input.count >= 3, input[0] == 0xEF, input[1] == 0xBB, input[2] == 0xBF { position = 3 }
+        skipWhitespace()
+        if position == input.count {
+            throw JSONParseError(offset: position, reason: "unexpected end of input (there is no JSON value)")
+        }
+        let value = try parseValue()
+        skipWhitespace()
+        if position < input.count { throw unexpectedCharacter(context: " after the end of the document") }
+        return value
+    }
+
+    private mutating func parseValue() throws(JSONParseError) -> JSONValue {
+        var value: JSONValue
+        nextValue: while true {
+            skipWhitespace()
+            guard position < input.count else { throw truncated() }
+            switch input[position] {
+            case UInt8(ascii: "{"):
+                try checkDepth()
+                position += 1
+                skipWhitespace()
+                if position < input.count, input[position] == UInt8(ascii: "}") {
+                    position += 1
+                    value = .object(JSONObject())
+                } else {
+                    objects.append(ObjectBuilder())
+                    openIsObject.append(true)
+                    try readKey()
+                    continue nextValue
+                }
+            case UInt8(ascii: "["):
+                try checkDepth()
+                position += 1
+                skipWhitespace()
+                if position < input.count, input[position] == UInt8(ascii: "]") {
+                    position += 1
+                    value = .array([])
+                } else {
+                    arrays.append([])
+                    openIsObject.append(false)
+                    continue nextValue
+                }
+            case UInt8(ascii: "\""): value = .string(try parseString(isKey: false))
+            case UInt8(ascii: "t"): value = try parseLiteral("true", .bool(true))
+            case UInt8(ascii: "f"): value = try parseLiteral("false", .bool(false))
+            case UInt8(ascii: "n"): value = try parseLiteral("null", .null)
+            case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): value = try parseNumber()
+            default: throw unexpectedCharacter(context: "")
+            }
+            // Attach the finished value to the open containers, closing those that end here.
+            while let isObject = openIsObject.last {
+                if isObject {
+                    objects[objects.count - 1].add(value)
+                } else {
+                    arrays[arrays.count - 1].append(value)
+                }
+                skipWhitespace()
+                guard position < input.count else { throw truncated() }
+                let byte = input[position]
+                if byte == UInt8(ascii: ",") {
+                    position += 1
+                    if isObject { try readKey() }
+                    continue nextValue
+                }
+                guard byte == UInt8(ascii: isObject ? "}" : "]") else {
+                    throw unexpectedCharacter(context: isObject ? " (expected ',' or '}')" : " (expected ',' or ']')")
+                }
+                position += 1
+                openIsObject.removeLast()
+                value = isObject ? .object(objects.removeLast().finish()) : .array(arrays.removeLast())
+            }
+            return value
+        }
+    }
+
+    private func checkDepth() throws(JSONParseError) {
+        if openIsObject.count >= StrictJSON.maximumDepth {
+            throw JSONParseError(
+                offset: position,
+                reason: "arrays and objects are nested deeper than \(StrictJSON.maximumDepth) levels")
+        }
+    }
+
+    /// Reads `"key" :` inside the innermost object, refusing a key it already has.
+    private mutating func readKey() throws(JSONParseError) {
+        skipWhitespace()
+        guard position < input.count else { throw truncated() }
+        guard input[position] == UInt8(ascii: "\"") else {
+            throw unexpectedCharacter(context: " (expected a key in double quotes)")
+        }
+        let keyOffset = position
+        let key = try parseString(isKey: true)
+        guard objects[objects.count - 1].insertKey(key) else {
+            throw JSONParseError(offset: keyOffset, reason: "duplicate key \(JSONParseError.displayed(key))")
+        }
+        skipWhitespace()
+        guard position < input.count else { throw truncated() }
+        guard input[position] == UInt8(ascii: ":") else { throw unexpectedCharacter(context: " (expected ':')") }
+        position += 1
+    }
+
+    private mutating func parseLiteral(_ word: StaticString, _ value: JSONValue) throws(JSONParseError) -> JSONValue {
+        let start = position
+        for i in 0..<word.utf8CodeUnitCount {
+            guard position < input.count else { throw truncated() }
+            guard input[position] == word.utf8Start[i] else {
+                throw JSONParseError(
+                    offset: start, reason: "invalid literal (expected \(word), and only in lower case)")
+            }
+            position += 1
+        }
+        return value
+    }
+
+    mutating func skipWhitespace() {
+        while position < input.count {
+            switch input[position] {
+            case 0x20, 0x0A, 0x0D, 0x09: position += 1
+            default: return
+            }
+        }
+    }
+
+    func truncated() -> JSONParseError {
+        JSONParseError(offset: input.count, reason: JSONParseError.truncatedReason)
+    }
+
+    /// An error for the byte at `position`: its character, or "invalid UTF-8" if it starts none.
+    func unexpectedCharacter(context: String) -> JSONParseError {
+        let byte = input[position]
+        let shown: String
+        if byte < 0x80 {
+            shown = byte >= 0x20 && byte < 0x7F
+                ? "'\(Character(Unicode.Scalar(byte)))'" : "U+\(JSONParseError.hex4(UInt32(byte)))"
+        } else {
+            do throws(JSONParseError) {
+                let length = try utf8SequenceLength(at: position)
+                let text = String(decoding: UnsafeBufferPointer(rebasing: input[position..<position + length]), as: UTF8.self)
+                shown = "'\(text)' (U+\(JSONParseError.hex4(text.unicodeScalars.first!.value)))"
+            } catch {
+                return error
+            }
+        }
+        return JSONParseError(offset: position, reason: "unexpected character \(shown)\(context)")
+    }
+}
+
+/// An object being parsed: its members so far, the key waiting for its value, and a key index once large.
+private struct ObjectBuilder {
+    var members: [JSONObject.Element] = []
+    var pendingKey = ""
+    var index: [UTF8ByteKey: Int]?
+
+    /// Records `key` as waiting for its value; false if the object already has it.
+    mutating func insertKey(_ key: String) -> Bool {
+        if index != nil {
+            guard index!.updateValue(members.count, forKey: UTF8ByteKey(key)) == nil else { return false }
+        } else {
+            for member in members where member.key.utf8.elementsEqual(key.utf8) { return false }
+            if members.count == JSONObject.indexThreshold {
+                var built = [UTF8ByteKey: Int](minimumCapacity: members.count * 2)
+                for (i, member) in members.enumerated() { built[UTF8ByteKey(member.key)] = i }
+                built[UTF8ByteKey(key)] = members.count
+                index = built
+            }
+        }
+        pendingKey = key
+        return true
+    }
+
+    mutating func add(_ value: JSONValue) {
+        members.append((key: pendingKey, value: value))
+    }
+
+    func finish() -> JSONObject {
+        JSONObject(uncheckedMembers: members, index: index)
+    }
+}

@@ -1,0 +1,90 @@
+import SnapshotFormat
+
+/// What a local edit made: the record as this device now holds it, and what the edit superseded.
+public struct LocalEditOutcome: Hashable, Sendable {
+    /// The record after the edit: the new version and the conflicts it does not dominate.
+    public var record: ReadOnly.Record
+    /// Conflicts made by this device that the new version supersedes (other than benign ones).
+    public var supersededOwn: [ReadOnly.Version]
+    /// Other devices' conflicts that the new vector happens to dominate (only hand-made vectors
+    /// cause this); a tool names them.
+    public var supersededOthers: [ReadOnly.Version]
+
+    /// The new version.
+    public var version: ReadOnly.Version { record.version }
+}
+
+/// Making a version locally, exactly as the contract's "Making a version locally" says.
+public enum LocalEdit {
+    /// Puts `fields` as a new version of a record (a new record when `current` is nil).
+    ///
+    /// - Important: the record keeps its type; `type` is used only for a new record.
+    public static func put(
+        id: RecordID, type: String, fields: JSONObject, schemaVersion: Int64,
+        current: ReadOnly.Record?, device: DeviceID, now: Timestamp
+    ) -> LocalEditOutcome {
+        guard let current else {
+            let version = ReadOnly.Version(
+                id: id, type: type, schemaVersion: schemaVersion, lastModified: now, modifiedBy: device,
+                versionVector: VersionVector([device: 1]), fields: fields)
+            return LocalEditOutcome(record: ReadOnly.Record(version: version), supersededOwn: [], supersededOthers: [])
+        }
+        var content = current.version
+        content.schemaVersion = schemaVersion
+        content.deleted = false
+        content.fields = fields
+        return edit(current, content: content, device: device, now: now)
+    }
+
+    /// Deletes a record: a tombstone that carries no fields and keeps unknown keys.
+    public static func delete(
+        current: ReadOnly.Record, schemaVersion: Int64, device: DeviceID, now: Timestamp
+    ) -> LocalEditOutcome {
+        var content = current.version
+        content.schemaVersion = schemaVersion
+        content.deleted = true
+        content.fields = JSONObject()
+        return edit(current, content: content, device: device, now: now)
+    }
+
+    private static func edit(
+        _ current: ReadOnly.Record, content: ReadOnly.Version, device: DeviceID, now: Timestamp
+    ) -> LocalEditOutcome {
+        let winner = current.version
+        var vector = winner.versionVector
+        var highestOwn = winner.versionVector[device]
+        for conflict in current.conflicts {
+            highestOwn = max(highestOwn, conflict.versionVector[device])
+            if conflict.hasSameContent(as: winner) || conflict.modifiedBy == device {
+                vector = vector.merged(with: conflict.versionVector)
+            }
+        }
+        vector[device] = highestOwn + 1
+        let kept = current.conflicts.filter { !$0.versionVector.isDominated(by: vector) }
+        let dropped = current.conflicts.filter { $0.versionVector.isDominated(by: vector) }
+        let superseded = dropped.filter { !$0.hasSameContent(as: winner) }
+        let version = stamped(content, vector: vector, after: [winner] + dropped, device: device, now: now)
+        return LocalEditOutcome(
+            record: ReadOnly.Record(version: version, conflicts: kept),
+            supersededOwn: superseded.filter { $0.modifiedBy == device },
+            supersededOthers: superseded.filter { $0.modifiedBy != device })
+    }
+
+    /// `lastModified` = max(now, 1 ms after every version the new one supersedes), so the new
+    /// version sorts after them even when another device's clock runs ahead.
+    static func stamped(
+        _ content: ReadOnly.Version, vector: VersionVector, after superseded: [ReadOnly.Version],
+        device: DeviceID, now: Timestamp
+    ) -> ReadOnly.Version {
+        var version = content
+        let latest = superseded.compactMap(\.lastModified).max()
+        var stamp = now
+        if let latest, latest.milliseconds + 1 > now.milliseconds {
+            stamp = Timestamp(milliseconds: latest.milliseconds + 1)
+        }
+        version.lastModified = stamp
+        version.modifiedBy = device
+        version.versionVector = vector
+        return version
+    }
+}

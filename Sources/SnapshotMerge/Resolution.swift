@@ -1,0 +1,53 @@
+import SnapshotFormat
+
+/// How a person resolves a record in conflict.
+public enum Resolution: Hashable, Sendable {
+    /// Keep one version's content as it is: 0 is the current version, 1… the conflicts greatest first.
+    case take(index: Int)
+    /// New content: the current version's type and unknown keys, these fields, this schema version.
+    case content(fields: JSONObject, schemaVersion: Int64)
+}
+
+/// Why a resolution cannot be made.
+public enum ResolutionError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The record has no conflicts.
+    case nothingToResolve(RecordID)
+    /// `take` named a version that does not exist.
+    case noSuchVersion(index: Int, count: Int)
+
+    public var description: String {
+        switch self {
+        case .nothingToResolve(let id): "record \(id) has no conflicts to resolve"
+        case .noSuchVersion(let index, let count):
+            "there is no version \(index): choose 0 (the current version) to \(count - 1)"
+        }
+    }
+}
+
+extension LocalEdit {
+    /// Writes the version that resolves every conflict of `current`, as the contract describes.
+    ///
+    /// Its vector is the pointwise maximum of the current version's and every conflict's, with
+    /// this device's count raised by 1, so every device drops the conflicts when it merges it.
+    public static func resolve(
+        current: ReadOnly.Record, with resolution: Resolution, device: DeviceID, now: Timestamp
+    ) throws(ResolutionError) -> LocalEditOutcome {
+        guard !current.conflicts.isEmpty else { throw .nothingToResolve(current.id) }
+        let all = [current.version] + current.conflicts
+        var content: ReadOnly.Version
+        switch resolution {
+        case .take(let index):
+            guard all.indices.contains(index) else { throw .noSuchVersion(index: index, count: all.count) }
+            content = all[index]
+        case .content(let fields, let schemaVersion):
+            content = current.version
+            content.deleted = false
+            content.fields = fields
+            content.schemaVersion = schemaVersion
+        }
+        var vector = all.reduce(VersionVector()) { $0.merged(with: $1.versionVector) }
+        vector[device] = vector[device] + 1
+        let version = stamped(content, vector: vector, after: all, device: device, now: now)
+        return LocalEditOutcome(record: ReadOnly.Record(version: version), supersededOwn: [], supersededOthers: [])
+    }
+}

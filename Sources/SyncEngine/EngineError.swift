@@ -1,0 +1,44 @@
+/// What stops a command, with what to do about it.
+public enum EngineError: Error, Sendable, CustomStringConvertible {
+    /// The shared folder is missing or not a directory.
+    case sharedFolderMissing(path: String, reason: String)
+    /// The state directory cannot be created or used.
+    case stateDirectoryUnusable(path: String, reason: String)
+    /// The state directory is inside the shared folder.
+    case stateInsideShared(state: String, shared: String)
+    /// Another process holds the state directory's lock.
+    case stateLocked(path: String, holder: String)
+    /// No device ID: the store is new and none was given.
+    case noDevice
+    /// The store belongs to another device.
+    case deviceMismatch(store: String, given: String)
+    /// Publishing this device's file failed; the store is intact.
+    case publishFailed(path: String, reason: String, outOfSpace: Bool)
+    /// The record does not exist.
+    case noSuchRecord(String)
+    /// A local edit that cannot be made as asked.
+    case invalidEdit(String)
+
+    public var description: String {
+        switch self {
+        case .sharedFolderMissing(let path, let reason):
+            "the shared folder \(path) cannot be used (\(reason)); check --shared, and that the drive is mounted. Nothing was changed"
+        case .stateDirectoryUnusable(let path, let reason):
+            "the state directory \(path) cannot be used (\(reason)); check --state and its permissions"
+        case .stateInsideShared(let state, let shared):
+            "the state directory \(state) is inside the shared folder \(shared); the store must never be synced: choose another --state"
+        case .stateLocked(let path, let holder):
+            "another syncd or syncctl (PID \(holder.isEmpty ? "unknown" : holder)) holds \(path); try again when it is done"
+        case .noDevice:
+            "this state directory has no device yet: pass --device ID (or set SYNCD_DEVICE, or \"device\" in config.json) the first time"
+        case .deviceMismatch(let store, let given):
+            "this state directory belongs to device \"\(store)\", not \"\(given)\"; use another --state for \"\(given)\""
+        case .publishFailed(let path, let reason, let outOfSpace):
+            "could not publish \(path): \(reason)\(outOfSpace ? " (the disk is full: free some space and run syncctl merge again)" : ""); the merged state is safe in the store and will be published next time"
+        case .noSuchRecord(let id):
+            "no record with id \(id); see syncctl list --deleted"
+        case .invalidEdit(let reason):
+            reason
+        }
+    }
+}

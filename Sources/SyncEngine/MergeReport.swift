@@ -1,0 +1,59 @@
+/// What happened to one entry of the shared folder in a merge pass.
+public struct SourceOutcome: Codable, Hashable, Sendable {
+    /// What the pass did with the entry.
+    public enum Status: String, Codable, Sendable {
+        /// Read and merged (its valid records at least).
+        case merged
+        /// Unchanged since it was last read: not parsed again.
+        case unchanged
+        /// Not merged this time; read again when it changes (truncated, invalid, newer format…).
+        case skipped
+        /// Not merged: its name does not fit the device inside, or it is too large.
+        case rejected
+        /// Not a file a reader reads (a link, directory, FIFO…).
+        case ignored
+    }
+
+    public var name: String
+    public var status: Status
+    public var device: String?
+    public var role: String?
+    public var generation: Int64?
+    /// Why it was skipped, rejected or ignored, or a problem still standing from an earlier read.
+    public var reason: String?
+    /// How many records the file holds.
+    public var records: Int?
+    /// Each rejected record or conflict entry, with its rule.
+    public var rejectedRecords: [String]
+}
+
+/// What a merge pass did: per source, per record, and whether this device's file was published.
+public struct MergeReport: Codable, Hashable, Sendable {
+    public var sources: [SourceOutcome] = []
+    /// Entries that are not snapshot names (other extensions, dot-files): never opened.
+    public var ignoredNames: [String] = []
+    /// Records this device did not have before.
+    public var added = 0
+    /// Records whose merged state changed (other than being deleted).
+    public var changed = 0
+    /// Records whose current version became a tombstone.
+    public var deleted = 0
+    /// Records that gained conflicts needing a person in this pass.
+    public var newConflicts = 0
+    /// Records in conflict after the pass.
+    public var conflicts = 0
+    /// The generation published, nil when this device's file was already up to date.
+    public var publishedGeneration: Int64?
+    /// The path of this device's file.
+    public var ownFile = ""
+    /// Warnings that need a person (another device using this ID, a generation that went backwards…).
+    public var warnings: [String] = []
+
+    /// Whether any source or record was skipped or rejected (the documented non-zero exit).
+    public var hasRejections: Bool {
+        sources.contains { $0.status == .skipped || $0.status == .rejected || !$0.rejectedRecords.isEmpty }
+            || sources.contains { $0.status == .unchanged && $0.reason != nil }
+    }
+
+    public init() {}
+}

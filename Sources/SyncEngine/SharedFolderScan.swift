@@ -1,0 +1,106 @@
+import SnapshotFormat
+
+/// One entry of the shared folder, looked at without following links or opening anything but
+/// regular files.
+public struct FolderEntry: Sendable {
+    /// The entry's name in the folder.
+    public var name: String
+    /// Its status (`lstat`), nil when it vanished between listing and looking.
+    public var status: FileStatus?
+}
+
+/// The shared folder: listing its entries and reading a snapshot file safely.
+public struct SharedFolder: Sendable {
+    /// The folder's path as given.
+    public let path: String
+
+    /// A shared folder that must exist and be a directory.
+    ///
+    /// - Throws: ``EngineError/sharedFolderMissing(path:reason:)``: a vanished folder (an
+    ///   unmounted drive) is never read as "everything was deleted".
+    public init(path: String) throws {
+        self.path = path
+        do {
+            let status = try SystemCalls.status(path)
+            guard status.kind == .directory else {
+                throw EngineError.sharedFolderMissing(path: path, reason: "it is \(status.kind.rawValue), not a directory")
+            }
+        } catch let error as SystemCallError {
+            throw EngineError.sharedFolderMissing(path: path, reason: error.description)
+        }
+    }
+
+    /// The full path of an entry.
+    public func path(of name: String) -> String { path + "/" + name }
+
+    /// Every entry whose name a reader considers (`*.json`, not starting with `.`), and how
+    /// many others there were.
+    public func candidates() throws -> (considered: [FolderEntry], ignored: [String]) {
+        let names: [String]
+        do {
+            names = try SystemCalls.directoryEntries(path)
+        } catch {
+            throw EngineError.sharedFolderMissing(path: path, reason: error.description)
+        }
+        var considered: [FolderEntry] = []
+        var ignored: [String] = []
+        for name in names.sorted() {
+            guard SourceFileName.isConsidered(name) else {
+                ignored.append(name)
+                continue
+            }
+            considered.append(FolderEntry(name: name, status: try? SystemCalls.statusOfLink(path(of: name))))
+        }
+        return (considered, ignored)
+    }
+
+    /// Reads a regular file's bytes once, refusing links, special files and files over `limit`.
+    ///
+    /// Returns the bytes and the status of the very file read (checked again after opening, so
+    /// a file swapped for a link or FIFO in between is not read).
+    public func readSnapshotBytes(_ name: String, limit: Int64) throws(SnapshotFileReadError) -> (bytes: [UInt8], status: FileStatus) {
+        let fullPath = path(of: name)
+        let descriptor: Int32
+        do {
+            descriptor = try SystemCalls.openForReadingNoFollow(fullPath)
+        } catch {
+            throw .unreadable(error.description)
+        }
+        defer { SystemCalls.close(descriptor) }
+        let status: FileStatus
+        do {
+            status = try SystemCalls.status(of: descriptor, path: fullPath)
+        } catch {
+            throw .unreadable(error.description)
+        }
+        guard status.kind == .regular else { throw .notRegular(status.kind) }
+        guard status.size <= limit else { throw .tooLarge(size: status.size, limit: limit) }
+        do {
+            let bytes = try SystemCalls.readAll(descriptor, expectedSize: Int(status.size), path: fullPath)
+            guard Int64(bytes.count) <= limit else { throw SnapshotFileReadError.tooLarge(size: Int64(bytes.count), limit: limit) }
+            return (bytes, status)
+        } catch let error as SystemCallError {
+            throw .unreadable(error.description)
+        } catch {
+            throw error as! SnapshotFileReadError
+        }
+    }
+}
+
+/// Why a file in the shared folder could not be read at all.
+public enum SnapshotFileReadError: Error, Hashable, Sendable, CustomStringConvertible {
+    case notRegular(FileStatus.Kind)
+    case tooLarge(size: Int64, limit: Int64)
+    case unreadable(String)
+
+    public var description: String {
+        switch self {
+        case .notRegular(let kind):
+            "\(kind.rawValue), not a regular file: never read\(kind == .symbolicLink ? " (links are not followed)" : "")"
+        case .tooLarge(let size, let limit):
+            "\(size) bytes, over the limit of \(limit) bytes: not read (raise it with --max-file-size or SYNCD_MAX_FILE_SIZE if the file is genuine)"
+        case .unreadable(let reason):
+            "cannot be read (\(reason)); check its permissions"
+        }
+    }
+}

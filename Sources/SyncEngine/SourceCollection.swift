@@ -1,0 +1,150 @@
+import Crypto
+import SnapshotFormat
+import SyncStore
+
+/// What the reading half of a merge pass gathered: versions by record, source rows to save,
+/// and the report so far. Reading does no writes to the store.
+struct SourceCollection {
+    var incoming: [RecordID: [ReadOnly.Version]] = [:]
+    var rows: [StoredSource] = []
+    var report = MergeReport()
+    var presentNames: Set<String> = []
+}
+
+extension SyncDevice {
+    /// Reads every source in the shared folder that changed since it was last read.
+    func collectSources(now: Timestamp) throws -> SourceCollection {
+        var collection = SourceCollection()
+        collection.report.ownFile = folder.path(of: ownFileName)
+        let (entries, ignored) = try folder.candidates()
+        collection.report.ignoredNames = ignored.filter { !$0.hasPrefix(".\(ownFileName).") }
+        let (known, hasPublished) = try store.reading { session in
+            (Dictionary(uniqueKeysWithValues: try session.sources().map { ($0.name, $0) }), try session.hasPublished())
+        }
+        for entry in entries {
+            guard let status = entry.status else { continue }
+            collection.presentNames.insert(entry.name)
+            if status.kind != .regular {
+                collection.report.sources.append(
+                    SourceOutcome(name: entry.name, status: .ignored, reason: SnapshotFileReadError.notRegular(status.kind).description, rejectedRecords: []))
+                continue
+            }
+            readSource(entry.name, status: status, previous: known[entry.name], hasPublished: hasPublished, now: now, into: &collection)
+        }
+        return collection
+    }
+
+    private func readSource(
+        _ name: String, status: FileStatus, previous: StoredSource?, hasPublished: Bool, now: Timestamp,
+        into collection: inout SourceCollection
+    ) {
+        var row = StoredSource(
+            name: name, fileSystemDevice: status.fileSystemDevice, inode: status.inode, size: status.size,
+            modifiedNanos: status.modifiedNanos, changedNanos: status.changedNanos, lastSeenAt: now.milliseconds)
+        if let previous {
+            row.device = previous.device
+            row.role = previous.role
+            row.generation = previous.generation
+            row.highestGeneration = previous.highestGeneration
+            row.lastMergedAt = previous.lastMergedAt
+            if previous.hasSameStat(as: row) {
+                row.lastProblem = previous.lastProblem
+                collection.rows.append(row)
+                collection.report.sources.append(
+                    SourceOutcome(
+                        name: name, status: .unchanged, device: row.device, role: row.role, generation: row.generation,
+                        reason: previous.lastProblem, rejectedRecords: []))
+                return
+            }
+        }
+        var outcome = SourceOutcome(name: name, status: .merged, rejectedRecords: [])
+        defer {
+            collection.rows.append(row)
+            collection.report.sources.append(outcome)
+        }
+        let bytes: [UInt8]
+        do {
+            let read = try folder.readSnapshotBytes(name, limit: settings.maxFileSize)
+            bytes = read.bytes
+            row.fileSystemDevice = read.status.fileSystemDevice
+            row.inode = read.status.inode
+            row.size = read.status.size
+            row.modifiedNanos = read.status.modifiedNanos
+            row.changedNanos = read.status.changedNanos
+        } catch {
+            outcome.status = if case .tooLarge = error { .rejected } else if case .notRegular = error { .ignored } else { .skipped }
+            outcome.reason = error.description
+            row.lastProblem = error.description
+            logger.warning("source not read", metadata: ["source.name": "\(name)", "reason": "\(error)"])
+            return
+        }
+        let reading: SnapshotReading
+        do {
+            reading = try SnapshotReader.read(bytes: bytes, fileName: name)
+        } catch {
+            outcome.status = if case .misnamed = error { .rejected } else { .skipped }
+            outcome.reason = error.description
+            row.lastProblem = error.description
+            logger.warning("source not merged", metadata: ["source.name": "\(name)", "reason": "\(error)"])
+            return
+        }
+        outcome.device = reading.device.rawValue
+        outcome.role = reading.role == .own ? "own" : "copy"
+        outcome.generation = reading.generation
+        outcome.records = reading.recordCount
+        outcome.rejectedRecords = reading.problems.map(\.description)
+        row.device = outcome.device
+        row.role = outcome.role
+        row.generation = reading.generation
+        row.highestGeneration = max(previous?.highestGeneration ?? 0, reading.generation)
+        row.lastMergedAt = now.milliseconds
+        var notes = reading.warnings
+        if let highest = previous?.highestGeneration, reading.generation < highest, previous?.device == outcome.device {
+            notes.append("its generation went backwards from \(highest) to \(reading.generation) (restored from a backup?); merged anyway")
+        }
+        if reading.device == device, hasPublished, let impostor = try? impostorWarning(reading, bytes: bytes) {
+            notes.append(impostor)
+        }
+        if !reading.problems.isEmpty {
+            notes.insert("\(reading.problems.count) record(s) rejected, first: \(reading.problems[0])", at: 0)
+        }
+        row.lastProblem = notes.isEmpty ? nil : notes.joined(separator: "; ")
+        collection.report.warnings += notes.filter { !$0.contains("record(s) rejected") }.map { "\(name): \($0)" }
+        for version in reading.versions {
+            collection.incoming[version.id, default: []].append(version)
+        }
+        for problem in reading.problems {
+            logger.warning("record rejected", metadata: ["source.name": "\(name)", "record.problem": "\(problem)"])
+        }
+    }
+
+    /// A loud warning when a file under this device's name is not one this device wrote.
+    private func impostorWarning(_ reading: SnapshotReading, bytes: [UInt8]) throws -> String? {
+        let digest = SHA256.hash(data: bytes).hexString
+        let publication = try store.reading { try $0.publication(generation: reading.generation) }
+        guard let publication else {
+            return "ANOTHER DEVICE IS USING THIS DEVICE'S ID \"\(device)\": generation \(reading.generation) was never written by this device (or this state directory was restored from an older backup). Give each device its own --device ID"
+        }
+        guard publication.fileDigest == digest else {
+            return "ANOTHER DEVICE IS USING THIS DEVICE'S ID \"\(device)\": generation \(reading.generation) holds content this device did not publish. Give each device its own --device ID"
+        }
+        return nil
+    }
+}
+
+extension Sequence where Element == UInt8 {
+    /// Lower-case hexadecimal digits.
+    var hexString: String {
+        let digits = Array("0123456789abcdef".utf8)
+        var text: [UInt8] = []
+        for byte in self {
+            text.append(digits[Int(byte >> 4)])
+            text.append(digits[Int(byte & 0x0F)])
+        }
+        return String(decoding: text, as: UTF8.self)
+    }
+}
+
+extension SHA256.Digest {
+    var hexString: String { Array(self).hexString }
+}

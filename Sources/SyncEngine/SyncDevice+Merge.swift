@@ -1,0 +1,74 @@
+import SnapshotFormat
+import SnapshotMerge
+import SyncStore
+
+extension SyncDevice {
+    /// Merges every changed source in the shared folder into the store in one transaction, then
+    /// publishes this device's file if, and only if, its content changed.
+    ///
+    /// Everything valid merges even when some sources or records are rejected: see
+    /// ``MergeReport/hasRejections``.
+    public func merge() throws -> MergeReport {
+        try locked { try pass(edit: Optional<(StoreSession, Timestamp) throws -> Void>.none).report }
+    }
+
+    /// One merge pass, optionally with a local edit applied in the same transaction after the
+    /// merge (so an edit always builds on everything in the folder: the contract's start-up rule).
+    func pass<Edit>(edit: ((StoreSession, Timestamp) throws -> Edit)?) throws -> (report: MergeReport, edit: Edit?) {
+        let now = clock()
+        removeStaleTemporaryFiles()
+        var collection = try collectSources(now: now)
+        let result = try store.transaction { session -> (Publication?, Edit?) in
+            for (id, versions) in collection.incoming {
+                let held = try session.record(id)
+                guard let merged = RecordMerge.merge(held: held, incoming: versions), merged != held else { continue }
+                tally(from: held, to: merged, into: &collection.report)
+                try session.save(merged, at: now)
+            }
+            for row in collection.rows { try session.save(row) }
+            try session.markAbsent(except: collection.presentNames)
+            let edited = try edit?(session, now)
+            collection.report.conflicts = try session.counts().inConflict
+            let publication = try planPublication(session, now: now, ownFileRow: collection.rows.first { $0.name == ownFileName })
+            return (publication, edited)
+        }
+        if let publication = result.0 {
+            try publish(publication)
+            collection.report.publishedGeneration = publication.generation
+        }
+        for warning in collection.report.warnings {
+            logger.warning("\(warning)")
+        }
+        logger.info(
+            "merge pass done",
+            metadata: [
+                "merge.added": "\(collection.report.added)", "merge.changed": "\(collection.report.changed)",
+                "merge.deleted": "\(collection.report.deleted)", "merge.conflicts": "\(collection.report.conflicts)",
+                "publish.generation": "\(collection.report.publishedGeneration.map(String.init) ?? "unchanged")",
+            ])
+        return (collection.report, result.1)
+    }
+
+    private func tally(from held: ReadOnly.Record?, to merged: ReadOnly.Record, into report: inout MergeReport) {
+        let wasInConflict = !(held?.unresolvedConflicts.isEmpty ?? true)
+        if !merged.unresolvedConflicts.isEmpty && !wasInConflict { report.newConflicts += 1 }
+        guard let held else {
+            if merged.version.deleted { report.deleted += 1 } else { report.added += 1 }
+            return
+        }
+        if merged.version.deleted && !held.version.deleted {
+            report.deleted += 1
+        } else {
+            report.changed += 1
+        }
+    }
+
+    /// Removes this device's own temporary files left by a process that was killed mid-publish.
+    private func removeStaleTemporaryFiles() {
+        guard let names = try? SystemCalls.directoryEntries(folder.path) else { return }
+        for name in names where name.hasPrefix(".\(ownFileName).") && name.hasSuffix(".tmp") {
+            try? SystemCalls.remove(folder.path(of: name))
+            logger.notice("removed a temporary file left by an interrupted publish", metadata: ["file": "\(name)"])
+        }
+    }
+}

@@ -1,0 +1,82 @@
+import Crypto
+import SnapshotFormat
+import SyncStore
+
+/// A snapshot file about to be written: its generation and bytes.
+struct Publication {
+    var generation: Int64
+    var bytes: [UInt8]
+}
+
+extension SyncDevice {
+    /// Decides, inside the merge transaction, whether this device's file must be rewritten, and
+    /// if so records the intent (generation and digests) before any byte is written.
+    func planPublication(_ session: StoreSession, now: Timestamp, ownFileRow: StoredSource?) throws -> Publication? {
+        var body: [UInt8] = []
+        var isFirst = true
+        try session.forEachRecord { record in
+            SnapshotWriter.appendRecord(record, isFirst: isFirst, into: &body)
+            isFirst = false
+        }
+        let contentDigest = SHA256.hash(data: body).hexString
+        let latest = try session.latestCompletedPublication()
+        let ownFileIsCurrent = ownFileRow.map { $0.present && $0.generation == latest?.generation } ?? false
+        if let latest, latest.contentDigest == contentDigest, ownFileIsCurrent { return nil }
+        let highestSeen = try session.sources()
+            .filter { $0.device == device.rawValue }
+            .compactMap(\.highestGeneration).max() ?? 0
+        let generation = max(try session.latestPublication()?.generation ?? 0, highestSeen) + 1
+        var bytes = SnapshotWriter.header(device: device, generation: generation, writtenAt: now)
+        bytes += body
+        bytes += SnapshotWriter.footer
+        try session.recordIntent(
+            StoredPublication(
+                generation: generation, contentDigest: contentDigest, fileDigest: SHA256.hash(data: bytes).hexString,
+                writtenAt: now.milliseconds, isPublished: false))
+        return Publication(generation: generation, bytes: bytes)
+    }
+
+    /// Writes this device's file atomically: a dot-prefixed temporary file, fsync, rename over
+    /// `<device>.json`, fsync of the folder. Then records that it is in place.
+    func publish(_ publication: Publication) throws {
+        let finalPath = folder.path(of: ownFileName)
+        let temporaryPath = folder.path(of: ".\(ownFileName).\(SystemCalls.processID).tmp")
+        do {
+            try? SystemCalls.remove(temporaryPath)
+            let descriptor = try SystemCalls.createExclusively(temporaryPath)
+            do {
+                try SystemCalls.writeAll(descriptor, publication.bytes, path: temporaryPath)
+                try SystemCalls.synchronize(descriptor, path: temporaryPath)
+                SystemCalls.close(descriptor)
+            } catch {
+                SystemCalls.close(descriptor)
+                throw error
+            }
+            try SystemCalls.rename(temporaryPath, to: finalPath)
+            let directory = try SystemCalls.openDirectory(folder.path)
+            defer { SystemCalls.close(directory) }
+            try SystemCalls.synchronize(directory, path: folder.path)
+        } catch {
+            try? SystemCalls.remove(temporaryPath)
+            try? store.transaction { try $0.forgetIntent(generation: publication.generation) }
+            let failure = error as? SystemCallError
+            throw EngineError.publishFailed(
+                path: finalPath, reason: failure?.description ?? String(describing: error), outOfSpace: failure?.isOutOfSpace ?? false)
+        }
+        let status = try? SystemCalls.statusOfLink(finalPath)
+        let now = clock()
+        try store.transaction { session in
+            try session.markPublished(generation: publication.generation)
+            guard let status else { return }
+            var row = StoredSource(
+                name: ownFileName, fileSystemDevice: status.fileSystemDevice, inode: status.inode, size: status.size,
+                modifiedNanos: status.modifiedNanos, changedNanos: status.changedNanos, lastSeenAt: now.milliseconds)
+            row.device = device.rawValue
+            row.role = "own"
+            row.generation = publication.generation
+            row.highestGeneration = max(try session.source(named: ownFileName)?.highestGeneration ?? 0, publication.generation)
+            row.lastMergedAt = now.milliseconds
+            try session.save(row)
+        }
+    }
+}

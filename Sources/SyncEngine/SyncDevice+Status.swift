@@ -1,0 +1,75 @@
+import SnapshotFormat
+import SyncStore
+
+/// What `syncctl status` shows: the device, its folder and store, counts, sources and warnings.
+public struct StatusReport: Codable, Hashable, Sendable {
+    public struct Source: Codable, Hashable, Sendable {
+        public var name: String
+        public var device: String?
+        public var role: String?
+        public var generation: Int64?
+        public var highestGeneration: Int64?
+        public var lastMerged: String?
+        public var lastProblem: String?
+        public var present: Bool
+    }
+
+    public var device: String
+    public var sharedFolder: String
+    public var stateDirectory: String
+    public var store: String
+    public var counts: RecordCounts
+    public var publishedGeneration: Int64?
+    public var lastPublished: String?
+    public var sources: [Source]
+    public var warnings: [String]
+}
+
+extension SyncDevice {
+    /// The device's state as the store knows it (no file is read).
+    public func status() throws -> StatusReport {
+        try store.reading { session in
+            let sources = try session.sources()
+            let latest = try session.latestCompletedPublication()
+            var warnings: [String] = []
+            for source in sources where source.present {
+                if let problem = source.lastProblem, problem.contains("ANOTHER DEVICE") || problem.contains("went backwards") {
+                    warnings.append("\(source.name): \(problem)")
+                }
+            }
+            if let other = sources.first(where: { $0.present && $0.role == "own" && $0.device == device.rawValue && $0.name != ownFileName }) {
+                warnings.append("\(other.name) claims to be this device's own file")
+            }
+            if !sources.contains(where: { $0.name == ownFileName && $0.present }) {
+                warnings.append("this device's file \(ownFileName) is not in the shared folder; run syncctl merge to publish it")
+            }
+            return StatusReport(
+                device: device.rawValue, sharedFolder: folder.path, stateDirectory: settings.stateDirectory,
+                store: storePath, counts: try session.counts(), publishedGeneration: latest?.generation,
+                lastPublished: latest.map { Timestamp(milliseconds: $0.writtenAt).written },
+                sources: sources.map {
+                    StatusReport.Source(
+                        name: $0.name, device: $0.device, role: $0.role, generation: $0.generation,
+                        highestGeneration: $0.highestGeneration,
+                        lastMerged: $0.lastMergedAt.map { Timestamp(milliseconds: $0).written },
+                        lastProblem: $0.lastProblem, present: $0.present)
+                },
+                warnings: warnings)
+        }
+    }
+
+    /// Every record held, in id order, optionally of one type; tombstones only when asked.
+    public func records(type: String? = nil, includeDeleted: Bool = false) throws -> [ReadOnly.Record] {
+        try store.reading { try $0.records(type: type) }.filter { includeDeleted || !$0.version.deleted }
+    }
+
+    /// One record as held, nil when unknown.
+    public func record(_ id: RecordID) throws -> ReadOnly.Record? {
+        try store.reading { try $0.record(id) }
+    }
+
+    /// Every record with conflicts that need a person.
+    public func conflictedRecords() throws -> [ReadOnly.Record] {
+        try store.reading { try $0.records(onlyUnresolved: true) }
+    }
+}

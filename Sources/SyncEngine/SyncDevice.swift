@@ -1,0 +1,79 @@
+import Logging
+import SnapshotFormat
+import SyncStore
+
+/// One device taking part in a shared folder: its settings, its store and its shared folder.
+///
+/// Every command of `syncctl` (and `syncd`'s merge pass) goes through this value.
+public final class SyncDevice {
+    /// The resolved settings.
+    public let settings: SyncSettings
+    /// This device's ID.
+    public let device: DeviceID
+    /// The shared folder.
+    public let folder: SharedFolder
+    /// The local store.
+    public let store: SyncStore
+    /// Where the store's database file is.
+    public let storePath: String
+    let logger: Logger
+    let clock: @Sendable () -> Timestamp
+
+    /// The wall clock, as the contract's timestamps need it.
+    public static let wallClock: @Sendable () -> Timestamp = {
+        Timestamp(milliseconds: SystemCalls.wallClockMilliseconds())
+    }
+
+    /// Opens the device: checks the shared folder, creates the state directory and opens the store.
+    ///
+    /// - Throws: ``EngineError`` when the folder is missing, the state directory is unusable or
+    ///   inside the shared folder, or the store belongs to another device.
+    public init(settings: SyncSettings, logger: Logger, clock: @escaping @Sendable () -> Timestamp = SyncDevice.wallClock) throws {
+        self.settings = settings
+        self.logger = logger
+        self.clock = clock
+        folder = try SharedFolder(path: settings.sharedFolder)
+        let state = settings.stateDirectory
+        do {
+            try SystemCalls.createDirectories(state)
+            let realState = try SystemCalls.resolvedPath(state)
+            let realShared = try SystemCalls.resolvedPath(settings.sharedFolder)
+            if realState == realShared || realState.hasPrefix(realShared + "/") {
+                throw EngineError.stateInsideShared(state: realState, shared: realShared)
+            }
+        } catch let error as SystemCallError {
+            throw EngineError.stateDirectoryUnusable(path: state, reason: error.description)
+        }
+        storePath = state + "/store.sqlite"
+        do {
+            store = try SyncStore(path: storePath)
+        } catch {
+            throw EngineError.stateDirectoryUnusable(path: storePath, reason: String(describing: error))
+        }
+        let now = clock()
+        device = try store.transaction { session -> DeviceID in
+            let owner = try session.owner()
+            switch (owner, settings.device) {
+            case (let owner?, let given?) where owner != given:
+                throw EngineError.deviceMismatch(store: owner.rawValue, given: given.rawValue)
+            case (let owner?, _):
+                return owner
+            case (nil, let given?):
+                try session.claim(for: given, at: now)
+                return given
+            case (nil, nil):
+                throw EngineError.noDevice
+            }
+        }
+    }
+
+    /// The name of this device's own file in the shared folder.
+    public var ownFileName: String { SourceFileName.ownFileName(for: device) }
+
+    /// Takes the state directory's lock for the duration of `work`.
+    func locked<T>(_ work: () throws -> T) throws -> T {
+        let lock = try StateLock(stateDirectory: settings.stateDirectory, timeoutSeconds: 30)
+        defer { withExtendedLifetime(lock) {} }
+        return try work()
+    }
+}

@@ -1,0 +1,135 @@
+import Configuration
+import SnapshotFormat
+import SystemPackage
+
+/// Where a device keeps its state and which folder it syncs: settings resolved from the command
+/// line, the environment and configuration files.
+///
+/// Precedence, highest first: command-line options; `SYNCD_*` environment variables; the
+/// configuration file named by `--config` (or `SYNCD_CONFIG`), else the user's
+/// `$XDG_CONFIG_HOME/syncd/config.json` and then the system's `/etc/syncd/config.json`;
+/// built-in defaults.
+public struct SyncSettings: Sendable, Hashable {
+    /// The shared folder the snapshot files live in.
+    public var sharedFolder: String
+    /// The state directory that holds the store; never inside the shared folder.
+    public var stateDirectory: String
+    /// This device's ID; nil lets an existing store say which device it belongs to.
+    public var device: SnapshotFormat.DeviceID?
+    /// Files larger than this are refused with a message instead of being read.
+    public var maxFileSize: Int64
+
+    /// The default largest snapshot file read: 2 GiB.
+    public static let defaultMaxFileSize: Int64 = 2 << 30
+
+    /// Settings given directly (tests, embedding).
+    public init(sharedFolder: String, stateDirectory: String, device: SnapshotFormat.DeviceID?, maxFileSize: Int64 = defaultMaxFileSize) {
+        self.sharedFolder = sharedFolder
+        self.stateDirectory = stateDirectory
+        self.device = device
+        self.maxFileSize = maxFileSize
+    }
+
+    /// Values given on the command line; nil means "not given here".
+    public struct CommandLineValues: Sendable {
+        public var shared: String?
+        public var state: String?
+        public var device: String?
+        public var config: String?
+        public var maxFileSize: Int64?
+        public init(shared: String? = nil, state: String? = nil, device: String? = nil, config: String? = nil, maxFileSize: Int64? = nil) {
+            self.shared = shared
+            self.state = state
+            self.device = device
+            self.config = config
+            self.maxFileSize = maxFileSize
+        }
+    }
+
+    /// Resolves the settings by the documented precedence.
+    ///
+    /// - Throws: ``SettingsError`` saying which setting is missing or wrong and how to give it.
+    public static func resolve(
+        commandLine: CommandLineValues, environment: [String: String]
+    ) async throws -> SyncSettings {
+        var given: [AbsoluteConfigKey: ConfigValue] = [:]
+        if let shared = commandLine.shared { given["shared"] = ConfigValue(.string(shared), isSecret: false) }
+        if let state = commandLine.state { given["state"] = ConfigValue(.string(state), isSecret: false) }
+        if let device = commandLine.device { given["device"] = ConfigValue(.string(device), isSecret: false) }
+        if let size = commandLine.maxFileSize { given["maxFileSize"] = ConfigValue(.int(Int(size)), isSecret: false) }
+        var providers: [any ConfigProvider] = [
+            InMemoryProvider(name: "command line", values: given),
+            EnvironmentVariablesProvider(environmentVariables: environment).prefixKeys(with: "syncd"),
+        ]
+        for path in configurationFiles(explicit: commandLine.config ?? environment["SYNCD_CONFIG"], environment: environment) {
+            do {
+                providers.append(try await FileProvider<JSONSnapshot>(filePath: FilePath(path.path), allowMissing: !path.isExplicit))
+            } catch {
+                throw SettingsError.unreadableConfiguration(path: path.path, reason: String(describing: error))
+            }
+        }
+        let reader = ConfigReader(providers: providers)
+        guard let shared = reader.string(forKey: "shared"), !shared.isEmpty else { throw SettingsError.noSharedFolder }
+        let state = reader.string(forKey: "state") ?? defaultStateDirectory(environment: environment)
+        guard let state, !state.isEmpty else { throw SettingsError.noStateDirectory }
+        var device: SnapshotFormat.DeviceID?
+        if let text = reader.string(forKey: "device") {
+            guard let id = SnapshotFormat.DeviceID(text) else {
+                throw SettingsError.invalidDevice(text, problem: SnapshotFormat.DeviceID.validationProblem(text) ?? "is not valid")
+            }
+            device = id
+        }
+        let maxFileSize = Int64(reader.int(forKey: "maxFileSize") ?? Int(defaultMaxFileSize))
+        return SyncSettings(sharedFolder: shared, stateDirectory: state, device: device, maxFileSize: maxFileSize)
+    }
+
+    /// The state directory when none is given: `$STATE_DIRECTORY` under systemd, else
+    /// `$XDG_STATE_HOME/syncd`, else `~/.local/state/syncd`.
+    public static func defaultStateDirectory(environment: [String: String]) -> String? {
+        if let systemd = environment["STATE_DIRECTORY"], !systemd.isEmpty {
+            // systemd may list several directories separated by ':'; the first is ours.
+            return String(systemd.split(separator: ":").first ?? "")
+        }
+        if let xdg = environment["XDG_STATE_HOME"], xdg.hasPrefix("/") { return xdg + "/syncd" }
+        if let home = environment["HOME"], !home.isEmpty { return home + "/.local/state/syncd" }
+        return nil
+    }
+
+    private struct ConfigFile {
+        var path: String
+        var isExplicit: Bool
+    }
+
+    private static func configurationFiles(explicit: String?, environment: [String: String]) -> [ConfigFile] {
+        if let explicit, !explicit.isEmpty { return [ConfigFile(path: explicit, isExplicit: true)] }
+        var files: [ConfigFile] = []
+        if let xdg = environment["XDG_CONFIG_HOME"], xdg.hasPrefix("/") {
+            files.append(ConfigFile(path: xdg + "/syncd/config.json", isExplicit: false))
+        } else if let home = environment["HOME"], !home.isEmpty {
+            files.append(ConfigFile(path: home + "/.config/syncd/config.json", isExplicit: false))
+        }
+        files.append(ConfigFile(path: "/etc/syncd/config.json", isExplicit: false))
+        return files
+    }
+}
+
+/// A setting that is missing or wrong, with what to do about it.
+public enum SettingsError: Error, Hashable, Sendable, CustomStringConvertible {
+    case noSharedFolder
+    case noStateDirectory
+    case invalidDevice(String, problem: String)
+    case unreadableConfiguration(path: String, reason: String)
+
+    public var description: String {
+        switch self {
+        case .noSharedFolder:
+            "no shared folder given: pass --shared DIR, set SYNCD_SHARED, or put \"shared\" in ~/.config/syncd/config.json"
+        case .noStateDirectory:
+            "no state directory: pass --state DIR, set SYNCD_STATE, or set HOME or XDG_STATE_HOME"
+        case .invalidDevice(let text, let problem):
+            "the device ID \"\(text)\" \(problem); a device ID is 1 to 64 of a-z 0-9 . _ -, starting with a letter or digit"
+        case .unreadableConfiguration(let path, let reason):
+            "cannot read the configuration file \(path): \(reason)"
+        }
+    }
+}

@@ -1,0 +1,241 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+// Every raw libc call of the engine goes through this file: errno becomes a typed error read
+// right after the call, and C flags get spelled-out names.
+
+/// A failed system call: which call, on what, and errno.
+public struct SystemCallError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The call, e.g. "open".
+    public var call: String
+    /// The path or thing it was called on.
+    public var subject: String
+    /// errno right after the call.
+    public var errno: Int32
+
+    public var description: String {
+        "\(call) \(subject): \(String(cString: strerror(errno)))"
+    }
+
+    /// Whether the disk (or quota) is full.
+    public var isOutOfSpace: Bool { errno == ENOSPC || errno == EDQUOT }
+}
+
+/// What `lstat`/`fstat` say of a file, with the fields the engine uses.
+public struct FileStatus: Hashable, Sendable {
+    /// The kind of file system object.
+    public enum Kind: String, Sendable {
+        case regular = "a regular file"
+        case directory = "a directory"
+        case symbolicLink = "a symbolic link"
+        case fifo = "a FIFO"
+        case socket = "a socket"
+        case characterDevice = "a character device"
+        case blockDevice = "a block device"
+        case unknown = "an unknown kind of file"
+    }
+
+    public var kind: Kind
+    public var fileSystemDevice: Int64
+    public var inode: Int64
+    public var size: Int64
+    public var modifiedNanos: Int64
+    public var changedNanos: Int64
+
+    init(_ raw: stat) {
+        switch raw.st_mode & S_IFMT {
+        case S_IFREG: kind = .regular
+        case S_IFDIR: kind = .directory
+        case S_IFLNK: kind = .symbolicLink
+        case S_IFIFO: kind = .fifo
+        case S_IFSOCK: kind = .socket
+        case S_IFCHR: kind = .characterDevice
+        case S_IFBLK: kind = .blockDevice
+        default: kind = .unknown
+        }
+        fileSystemDevice = Int64(bitPattern: UInt64(raw.st_dev))
+        inode = Int64(bitPattern: UInt64(raw.st_ino))
+        size = Int64(raw.st_size)
+        modifiedNanos = Int64(raw.st_mtim.tv_sec) * 1_000_000_000 + Int64(raw.st_mtim.tv_nsec)
+        changedNanos = Int64(raw.st_ctim.tv_sec) * 1_000_000_000 + Int64(raw.st_ctim.tv_nsec)
+    }
+}
+
+/// Thin, typed wrappers over the libc calls the engine needs.
+enum SystemCalls {
+    /// `lstat(2)`: never follows a symbolic link.
+    static func statusOfLink(_ path: String) throws(SystemCallError) -> FileStatus {
+        var raw = stat()
+        guard lstat(path, &raw) == 0 else { throw SystemCallError(call: "lstat", subject: path, errno: errno) }
+        return FileStatus(raw)
+    }
+
+    /// `stat(2)`: follows symbolic links.
+    static func status(_ path: String) throws(SystemCallError) -> FileStatus {
+        var raw = stat()
+        guard stat(path, &raw) == 0 else { throw SystemCallError(call: "stat", subject: path, errno: errno) }
+        return FileStatus(raw)
+    }
+
+    /// `fstat(2)`.
+    static func status(of descriptor: Int32, path: String) throws(SystemCallError) -> FileStatus {
+        var raw = stat()
+        guard fstat(descriptor, &raw) == 0 else { throw SystemCallError(call: "fstat", subject: path, errno: errno) }
+        return FileStatus(raw)
+    }
+
+    /// Opens for reading without following a final symbolic link (`O_NOFOLLOW`), without
+    /// blocking on a FIFO (`O_NONBLOCK`), not inherited by children (`O_CLOEXEC`).
+    static func openForReadingNoFollow(_ path: String) throws(SystemCallError) -> Int32 {
+        let descriptor = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        guard descriptor >= 0 else { throw SystemCallError(call: "open", subject: path, errno: errno) }
+        return descriptor
+    }
+
+    /// Creates a new file exclusively (`O_CREAT|O_EXCL`), write-only, mode 0644.
+    static func createExclusively(_ path: String) throws(SystemCallError) -> Int32 {
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o644)
+        guard descriptor >= 0 else { throw SystemCallError(call: "create", subject: path, errno: errno) }
+        return descriptor
+    }
+
+    /// Opens a directory (for `fsync` of its entries).
+    static func openDirectory(_ path: String) throws(SystemCallError) -> Int32 {
+        let descriptor = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw SystemCallError(call: "open directory", subject: path, errno: errno) }
+        return descriptor
+    }
+
+    /// Reads the whole file behind `descriptor`, expecting about `size` bytes.
+    static func readAll(_ descriptor: Int32, expectedSize: Int, path: String) throws(SystemCallError) -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: max(expectedSize, 0) + 1)
+        var filled = 0
+        while true {
+            if filled == bytes.count { bytes.append(contentsOf: repeatElement(0, count: max(bytes.count, 4096))) }
+            let count = bytes.withUnsafeMutableBytes { buffer in
+                read(descriptor, buffer.baseAddress! + filled, buffer.count - filled)
+            }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw SystemCallError(call: "read", subject: path, errno: errno)
+            }
+            if count == 0 { break }
+            filled += count
+        }
+        bytes.removeLast(bytes.count - filled)
+        return bytes
+    }
+
+    /// Writes all of `bytes`, retrying short writes.
+    static func writeAll(_ descriptor: Int32, _ bytes: [UInt8], path: String) throws(SystemCallError) {
+        var written = 0
+        while written < bytes.count {
+            let count = bytes.withUnsafeBytes { buffer in
+                write(descriptor, buffer.baseAddress! + written, buffer.count - written)
+            }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw SystemCallError(call: "write", subject: path, errno: errno)
+            }
+            written += count
+        }
+    }
+
+    /// `fsync(2)`: the bytes are on disk when it returns.
+    static func synchronize(_ descriptor: Int32, path: String) throws(SystemCallError) {
+        guard fsync(descriptor) == 0 else { throw SystemCallError(call: "fsync", subject: path, errno: errno) }
+    }
+
+    /// `close(2)`.
+    static func close(_ descriptor: Int32) {
+        _ = Glibc.close(descriptor)
+    }
+
+    /// `rename(2)`: atomically replaces `destination`.
+    static func rename(_ source: String, to destination: String) throws(SystemCallError) {
+        guard Glibc.rename(source, destination) == 0 else {
+            throw SystemCallError(call: "rename", subject: "\(source) to \(destination)", errno: errno)
+        }
+    }
+
+    /// `unlink(2)`; a missing file is not an error.
+    static func remove(_ path: String) throws(SystemCallError) {
+        guard unlink(path) == 0 || errno == ENOENT else { throw SystemCallError(call: "unlink", subject: path, errno: errno) }
+    }
+
+    /// Creates a directory and its parents with the given mode (like `mkdir -p`).
+    static func createDirectories(_ path: String, mode: mode_t = 0o700) throws(SystemCallError) {
+        var current = path.hasPrefix("/") ? "" : "."
+        for component in path.split(separator: "/") {
+            current += "/" + component
+            if mkdir(current, mode) != 0 && errno != EEXIST {
+                throw SystemCallError(call: "mkdir", subject: current, errno: errno)
+            }
+        }
+    }
+
+    /// The names in a directory (not `.` and `..`), as raw bytes decoded leniently.
+    static func directoryEntries(_ path: String) throws(SystemCallError) -> [String] {
+        guard let directory = opendir(path) else { throw SystemCallError(call: "opendir", subject: path, errno: errno) }
+        defer { closedir(directory) }
+        var names: [String] = []
+        while true {
+            errno = 0
+            guard let entry = readdir(directory) else {
+                if errno != 0 { throw SystemCallError(call: "readdir", subject: path, errno: errno) }
+                break
+            }
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { buffer in
+                String(decoding: buffer.prefix(while: { $0 != 0 }), as: UTF8.self)
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names
+    }
+
+    /// `realpath(3)`: the absolute path with every link resolved.
+    static func resolvedPath(_ path: String) throws(SystemCallError) -> String {
+        guard let resolved = realpath(path, nil) else { throw SystemCallError(call: "realpath", subject: path, errno: errno) }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+
+    /// Takes an exclusive `flock(2)` on an open file without waiting; false when another holds it.
+    static func tryLockExclusively(_ descriptor: Int32, path: String) throws(SystemCallError) -> Bool {
+        if flock(descriptor, LOCK_EX | LOCK_NB) == 0 { return true }
+        if errno == EWOULDBLOCK { return false }
+        throw SystemCallError(call: "flock", subject: path, errno: errno)
+    }
+
+    /// Opens (creating) a file for reading and writing, mode 0600.
+    static func openOrCreate(_ path: String) throws(SystemCallError) -> Int32 {
+        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        guard descriptor >= 0 else { throw SystemCallError(call: "open", subject: path, errno: errno) }
+        return descriptor
+    }
+
+    /// Replaces the content of an open file with `text`.
+    static func overwrite(_ descriptor: Int32, with text: String, path: String) throws(SystemCallError) {
+        guard ftruncate(descriptor, 0) == 0 else { throw SystemCallError(call: "ftruncate", subject: path, errno: errno) }
+        guard lseek(descriptor, 0, SEEK_SET) == 0 else { throw SystemCallError(call: "lseek", subject: path, errno: errno) }
+        try writeAll(descriptor, Array(text.utf8), path: path)
+    }
+
+    /// The wall clock: milliseconds since the epoch (`CLOCK_REALTIME`).
+    static func wallClockMilliseconds() -> Int64 {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        return Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000
+    }
+
+    /// This process's ID.
+    static var processID: Int32 { getpid() }
+}
+
+/// Sleeps about 50 ms (used while waiting for a lock).
+func sleepBriefly() {
+    usleep(50_000)
+}

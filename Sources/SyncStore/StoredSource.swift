@@ -1,0 +1,77 @@
+import GRDB
+
+/// A file in the shared folder that this device has read: the `source` table.
+public struct StoredSource: Codable, Hashable, Sendable, FetchableRecord, PersistableRecord {
+    public static let databaseTableName = "source"
+
+    /// The file's name in the shared folder.
+    public var name: String
+    /// The device inside the file, when it could be read.
+    public var device: String?
+    /// "own" or "copy", when it could be read.
+    public var role: String?
+    /// The generation last read from it.
+    public var generation: Int64?
+    /// The highest generation ever read at this name.
+    public var highestGeneration: Int64?
+    /// The file's identity and stat when last read: a file whose stat is unchanged is not parsed again.
+    public var fileSystemDevice: Int64
+    public var inode: Int64
+    public var size: Int64
+    public var modifiedNanos: Int64
+    public var changedNanos: Int64
+    /// When the file was last merged (ms since the epoch), nil if never.
+    public var lastMergedAt: Int64?
+    /// When the file was last looked at (ms since the epoch).
+    public var lastSeenAt: Int64
+    /// The last problem with the file or its records, nil when the last read was clean.
+    public var lastProblem: String?
+    /// Whether the file was in the folder at the last scan.
+    public var present: Bool
+
+    /// A source row with only its name and stat.
+    public init(
+        name: String, fileSystemDevice: Int64, inode: Int64, size: Int64, modifiedNanos: Int64,
+        changedNanos: Int64, lastSeenAt: Int64
+    ) {
+        self.name = name
+        self.fileSystemDevice = fileSystemDevice
+        self.inode = inode
+        self.size = size
+        self.modifiedNanos = modifiedNanos
+        self.changedNanos = changedNanos
+        self.lastSeenAt = lastSeenAt
+        self.present = true
+    }
+
+    /// Whether the stat matches another's: same file, same size and times.
+    public func hasSameStat(as other: StoredSource) -> Bool {
+        fileSystemDevice == other.fileSystemDevice && inode == other.inode && size == other.size
+            && modifiedNanos == other.modifiedNanos && changedNanos == other.changedNanos
+    }
+}
+
+/// A snapshot file this device wrote or was about to write: the `publication` table.
+public struct StoredPublication: Codable, Hashable, Sendable, FetchableRecord, PersistableRecord {
+    public static let databaseTableName = "publication"
+
+    /// The generation written in the file.
+    public var generation: Int64
+    /// SHA-256 (hex) of the `records` content, to tell whether content changed.
+    public var contentDigest: String
+    /// SHA-256 (hex) of the whole file's bytes, to recognize the file as this device's.
+    public var fileDigest: String
+    /// When it was written (ms since the epoch).
+    public var writtenAt: Int64
+    /// Whether the rename into place is known to have completed.
+    public var isPublished: Bool
+
+    /// A publication row.
+    public init(generation: Int64, contentDigest: String, fileDigest: String, writtenAt: Int64, isPublished: Bool) {
+        self.generation = generation
+        self.contentDigest = contentDigest
+        self.fileDigest = fileDigest
+        self.writtenAt = writtenAt
+        self.isPublished = isPublished
+    }
+}

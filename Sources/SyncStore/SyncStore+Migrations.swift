@@ -1,0 +1,62 @@
+import GRDB
+
+extension SyncStore {
+    /// Every migration, registered by name from the first release on. A shipped migration is
+    /// never edited: a change of the storage contract is a new migration with its own test.
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1: versions, records, sources, publications") { db in
+            try db.create(table: "version") { table in
+                table.column("recordID", .text).notNull()
+                table.column("position", .integer).notNull()
+                table.column("type", .text).notNull()
+                table.column("schemaVersion", .integer).notNull()
+                table.column("lastModified", .integer)
+                table.column("modifiedBy", .text)
+                table.column("versionVector", .text).notNull()
+                table.column("deleted", .boolean).notNull()
+                table.column("fields", .text).notNull()
+                table.column("unknownKeys", .text).notNull()
+                table.primaryKey(["recordID", "position"])
+            }
+            try db.create(table: "record") { table in
+                table.primaryKey("id", .text)
+                table.column("type", .text).notNull().indexed()
+                table.column("deleted", .boolean).notNull()
+                table.column("unresolvedConflicts", .integer).notNull()
+                table.column("conflicts", .integer).notNull()
+                table.column("changedAt", .integer).notNull()
+            }
+            try db.create(table: "source") { table in
+                table.primaryKey("name", .text)
+                table.column("device", .text)
+                table.column("role", .text)
+                table.column("generation", .integer)
+                table.column("highestGeneration", .integer)
+                table.column("fileSystemDevice", .integer).notNull()
+                table.column("inode", .integer).notNull()
+                table.column("size", .integer).notNull()
+                table.column("modifiedNanos", .integer).notNull()
+                table.column("changedNanos", .integer).notNull()
+                table.column("lastMergedAt", .integer)
+                table.column("lastSeenAt", .integer).notNull()
+                table.column("lastProblem", .text)
+                table.column("present", .boolean).notNull()
+            }
+            try db.create(table: "publication") { table in
+                table.primaryKey("generation", .integer)
+                table.column("contentDigest", .text).notNull()
+                table.column("fileDigest", .text).notNull()
+                table.column("writtenAt", .integer).notNull()
+                table.column("isPublished", .boolean).notNull()
+            }
+            // One row: the device this state directory belongs to.
+            try db.create(table: "identity") { table in
+                table.primaryKey("singleton", .integer).check { $0 == 1 }
+                table.column("device", .text).notNull()
+                table.column("createdAt", .integer).notNull()
+            }
+        }
+        return migrator
+    }
+}

@@ -1,0 +1,42 @@
+import GRDB
+import SnapshotFormat
+
+/// The local store: one value that owns the SQLite database (WAL mode) and its migrations.
+///
+/// It holds the merged state (every version, conflicts and unknown keys included), the sources
+/// already read, and what this device has published. It lives in the state directory, never
+/// in the shared folder.
+public final class SyncStore: Sendable {
+    private let writer: any DatabaseWriter
+
+    /// Opens (creating if needed) the store at `path` and runs every pending migration.
+    public init(path: String) throws {
+        var configuration = Configuration()
+        // Another process (syncd or syncctl) may hold the write lock for a moment.
+        configuration.busyMode = .timeout(30)
+        configuration.label = "SyncStore"
+        writer = try DatabasePool(path: path, configuration: configuration)
+        try Self.migrator.migrate(writer)
+    }
+
+    /// A store in memory, for tests.
+    public init() throws {
+        writer = try DatabaseQueue()
+        try Self.migrator.migrate(writer)
+    }
+
+    /// Runs `work` in one write transaction: everything it does is committed together or not at all.
+    public func transaction<T>(_ work: (StoreSession) throws -> T) throws -> T {
+        try writer.write { db in try work(StoreSession(db: db)) }
+    }
+
+    /// Runs `work` with a consistent read-only view of the store.
+    public func reading<T>(_ work: (StoreSession) throws -> T) throws -> T {
+        try writer.read { db in try work(StoreSession(db: db)) }
+    }
+
+    /// The names of the migrations applied to this database, oldest first.
+    public func appliedMigrations() throws -> [String] {
+        try writer.read { db in try Self.migrator.appliedIdentifiers(db).sorted() }
+    }
+}

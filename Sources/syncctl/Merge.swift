@@ -1,0 +1,81 @@
+import ArgumentParser
+import SyncEngine
+
+extension SyncctlCommand {
+    struct Merge: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Merge every device's snapshot in the shared folder, then publish this device's file.",
+            discussion: """
+                Reads every *.json in the shared folder (this device's own file, its peers', and \
+                copies that sync tools make, such as 'laptop.sync-conflict-….json'), merges them \
+                record by record into the store in one transaction, and rewrites this device's \
+                <device>.json atomically only if its content changed.
+
+                A file that is truncated, not valid JSON, from a newer format, misnamed, too large \
+                or unreadable is reported and left alone; invalid records are reported one by one \
+                and the rest of their file still merges. Nothing already merged is ever lost.
+
+                Exit status: 0 when everything merged; 3 when everything valid merged but some file \
+                or record was skipped or rejected; see docs/syncctl.md for the others.
+                """)
+
+        @OptionGroup var global: GlobalOptions
+        @OptionGroup var output: OutputOptions
+
+        func run() async throws {
+            var hasRejections = false
+            try await reportingFailures {
+                let device = try await global.openDevice()
+                let report = try device.merge()
+                hasRejections = report.hasRejections
+                if output.json {
+                    try printJSON(report)
+                } else {
+                    printMergeSummary(report, device: device)
+                }
+            }
+            if hasRejections { throw SyncctlExit.mergedWithRejections }
+        }
+    }
+}
+
+/// The human-readable summary of a merge pass.
+func printMergeSummary(_ report: MergeReport, device: SyncDevice) {
+    let counts = Dictionary(grouping: report.sources, by: \.status).mapValues(\.count)
+    func count(_ status: SourceOutcome.Status) -> Int { counts[status] ?? 0 }
+    print("Merged \(device.folder.path) as device \(device.device)")
+    print(
+        "Sources: \(count(.merged)) read, \(count(.unchanged)) unchanged, \(count(.skipped)) skipped, "
+            + "\(count(.rejected)) rejected, \(count(.ignored) + report.ignoredNames.count) ignored")
+    for source in report.sources {
+        var line = "  " + padded(source.status.rawValue, 10) + padded(source.name, 32)
+        if let device = source.device { line += " " + device }
+        if let role = source.role, role == "copy" { line += " (copy)" }
+        if let generation = source.generation { line += ", generation \(generation)" }
+        if let records = source.records { line += ", \(records) records" }
+        if let reason = source.reason { line += ": \(reason)" }
+        print(line)
+        for rejected in source.rejectedRecords.prefix(20) {
+            print("      rejected \(rejected)")
+        }
+        if source.rejectedRecords.count > 20 {
+            print("      … and \(source.rejectedRecords.count - 20) more (see --json)")
+        }
+    }
+    if !report.ignoredNames.isEmpty {
+        let shown = report.ignoredNames.prefix(5).joined(separator: ", ")
+        print("  ignored   \(shown)\(report.ignoredNames.count > 5 ? ", …" : "") (not snapshot names)")
+    }
+    var records = "Records: \(report.added) added, \(report.changed) changed, \(report.deleted) deleted"
+    records += "; \(report.conflicts) in conflict"
+    if report.newConflicts > 0 { records += " (\(report.newConflicts) new)" }
+    print(records + (report.conflicts > 0 ? ": see syncctl conflicts" : ""))
+    if let generation = report.publishedGeneration {
+        print("Published \(report.ownFile) (generation \(generation))")
+    } else {
+        print("\(report.ownFile) is up to date: not rewritten")
+    }
+    for warning in report.warnings {
+        print("Warning: \(warning)")
+    }
+}

@@ -1,0 +1,55 @@
+import Foundation
+import SnapshotFormat
+
+/// Prints one line to standard error, prefixed so it stands out in scripts' logs.
+func printError(_ message: String) {
+    FileHandle.standardError.write(Data("syncctl: \(message)\n".utf8))
+}
+
+/// Prints a Codable value as pretty JSON with sorted keys.
+func printJSON(_ value: some Encodable) throws {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+    print(String(decoding: try encoder.encode(value), as: UTF8.self))
+}
+
+/// Prints a JSON value (verbatim records) as canonical JSON text.
+func printCanonical(_ value: JSONValue) {
+    print(value.canonicalString)
+}
+
+/// Reads a JSON object from a file path, or standard input for "-" or nil.
+func readJSONObject(from path: String?, what: String) throws -> JSONObject {
+    let data: Data
+    if let path, path != "-" {
+        guard let contents = FileManager.default.contents(atPath: path) else {
+            throw UsageProblem(message: "cannot read \(what) from \(path): no such readable file")
+        }
+        data = contents
+    } else {
+        data = FileHandle.standardInput.readDataToEndOfFile()
+    }
+    let value: JSONValue
+    do {
+        value = try StrictJSON.parse([UInt8](data))
+    } catch {
+        throw UsageProblem(message: "\(what) from \(path ?? "standard input") is not valid JSON: \(error)")
+    }
+    guard case .object(let object) = value else {
+        throw UsageProblem(message: "\(what) must be a JSON object like {\"name\": \"Bananas\"}, not \(value.briefDescription)")
+    }
+    return object
+}
+
+/// Pads text to a width for tables.
+func padded(_ text: String, _ width: Int) -> String {
+    text.count >= width ? text : text + String(repeating: " ", count: width - text.count)
+}
+
+/// Parses a record ID argument or explains what one looks like.
+func recordID(_ text: String) throws -> RecordID {
+    guard let id = RecordID(text) else {
+        throw UsageProblem(message: "\"\(text)\" is not a record ID: a UUID such as 3F2504E0-4F89-41D3-9A0C-0305E82C3301")
+    }
+    return id
+}

@@ -1,0 +1,85 @@
+import ArgumentParser
+import SnapshotFormat
+import SnapshotMerge
+import SyncEngine
+
+extension SyncctlCommand {
+    struct Resolve: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Resolve a record's conflicts, and publish.",
+            discussion: """
+                Writes one version that supersedes the current version and every conflict, so \
+                every device drops the conflicts when it merges it. Choose its content with exactly \
+                one of:
+                  --take N         version N as syncctl conflicts numbers them (0 is the current one)
+                  --device DEVICE  the version made by DEVICE (the greatest, if it made several)
+
+                Here --device names the version's device; give this device's own ID, if the \
+                store does not know it yet, with --this-device (or SYNCD_DEVICE).
+                  --fields FILE    new fields from a JSON object ('-' for standard input)
+                """)
+
+        @OptionGroup var location: LocationOptions
+        @Option(name: .customLong("this-device"), help: ArgumentHelp("This device's ID, if the store does not know it yet.", valueName: "id"))
+        var thisDevice: String?
+        @OptionGroup var output: OutputOptions
+        @Option(help: "Keep version N's content (0 is the current version, 1… the conflicts).") var take: Int?
+        @Option(name: .customLong("device"), help: ArgumentHelp("Keep the content of the version made by DEVICE.", valueName: "device"))
+        var fromDevice: String?
+        @Option(help: "New content: a JSON object of fields ('-' for standard input).") var fields: String?
+        @Option(name: .customLong("schema-version"), help: "With --fields: the schema version of the new fields (default: the current version's).")
+        var schemaVersion: Int64?
+        @Argument(help: "The record's id.") var id: String
+
+        func validate() throws {
+            let choices = [take != nil, fromDevice != nil, fields != nil].filter { $0 }.count
+            guard choices == 1 else { throw ValidationError("choose exactly one of --take, --device and --fields") }
+        }
+
+        func run() async throws {
+            try await reportingFailures {
+                let id = try recordID(id)
+                let device = try await location.openDevice(device: thisDevice)
+                let resolution: Resolution
+                if let take {
+                    resolution = .take(index: take)
+                } else if let fromDevice {
+                    guard let record = try device.record(id) else { throw EngineError.noSuchRecord(id.rawValue) }
+                    let versions = [record.version] + record.conflicts
+                    guard let index = versions.firstIndex(where: { $0.modifiedBy?.rawValue == fromDevice }) else {
+                        throw UsageProblem(message: "no version of \(id) was made by \(fromDevice); see syncctl conflicts")
+                    }
+                    resolution = .take(index: index)
+                } else {
+                    let object = try readJSONObject(from: fields, what: "the fields")
+                    let current = try device.record(id)?.version.schemaVersion ?? 1
+                    resolution = .content(fields: object, schemaVersion: schemaVersion ?? current)
+                }
+                printEditReport(try device.resolve(id: id, with: resolution), json: output.json)
+            }
+        }
+    }
+
+    struct Tidy: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Remove sync-tool copies whose versions are all in this device's file.",
+            discussion: """
+                Merges first, then deletes each copy (such as 'phone.sync-conflict-….json' or \
+                'phone (1).json') that adds nothing to this device's published file, and says what \
+                it removed and what it kept. Never touches any device's own <device>.json.
+                """)
+
+        @OptionGroup var global: GlobalOptions
+        @OptionGroup var output: OutputOptions
+
+        func run() async throws {
+            try await reportingFailures {
+                let report = try await global.openDevice().tidy()
+                if output.json { return try printJSON(report) }
+                for name in report.removed { print("removed  \(name)") }
+                for kept in report.kept { print("kept     \(kept.name): \(kept.reason)") }
+                if report.removed.isEmpty && report.kept.isEmpty { print("No sync-tool copies in the folder.") }
+            }
+        }
+    }
+}

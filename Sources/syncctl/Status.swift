@@ -1,0 +1,40 @@
+import ArgumentParser
+import SyncEngine
+
+extension SyncctlCommand {
+    struct Status: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Show this device, its folder and store, record counts and every source.",
+            discussion: """
+                Reads only the store (no file in the shared folder is opened): what the last merge \
+                saw. Warnings point at what needs a person, such as another device using this \
+                device's ID or a peer whose generation went backwards.
+                """)
+
+        @OptionGroup var global: GlobalOptions
+        @OptionGroup var output: OutputOptions
+
+        func run() async throws {
+            try await reportingFailures {
+                let status = try await global.openDevice().status()
+                if output.json { return try printJSON(status) }
+                print("Device:         \(status.device)")
+                print("Shared folder:  \(status.sharedFolder)")
+                print("Store:          \(status.store)")
+                print("Published:      " + (status.publishedGeneration.map { "generation \($0) at \(status.lastPublished ?? "?")" } ?? "never"))
+                print("Records:        \(status.counts.live) live, \(status.counts.deleted) deleted, \(status.counts.inConflict) in conflict")
+                print("Sources:")
+                for source in status.sources {
+                    var line = "  " + padded(source.name, 32) + " " + padded(source.device ?? "?", 16)
+                    line += padded(source.role ?? "-", 5)
+                    line += source.generation.map { " generation \($0)" } ?? ""
+                    line += source.lastMerged.map { ", merged \($0)" } ?? ", never merged"
+                    if !source.present { line += " (no longer in the folder)" }
+                    print(line)
+                    if let problem = source.lastProblem { print("      problem: \(problem)") }
+                }
+                for warning in status.warnings { print("Warning: \(warning)") }
+            }
+        }
+    }
+}

@@ -1,0 +1,81 @@
+import Foundation
+import SnapshotFormat
+import Testing
+
+@Suite("Device IDs")
+struct DeviceIDTests {
+    @Test("Valid device IDs are accepted as written", arguments: [
+        "laptop", "a", "9lives", "0", "pi.kitchen", "tablet_1", "my-phone", "a.", "a-", "a_", "x..y",
+        String(repeating: "x", count: 64), "0123456789abcdefghijklmnopqrstuvwxyz._-",
+    ])
+    func valid(text: String) throws {
+        let id = try #require(DeviceID(text))
+        #expect(id.rawValue == text)
+        #expect(id.description == text)
+        #expect(DeviceID.validationProblem(text) == nil)
+    }
+
+    @Test("Invalid device IDs are refused with a sentence for a person", arguments: [
+        ("", "is empty"),
+        (String(repeating: "x", count: 65), "is longer than 64 characters"),
+        (String(repeating: "é", count: 65), "is longer than 64 characters"),
+        (".laptop", "must start with a letter or digit"),
+        ("-dash", "must start with a letter or digit"),
+        ("_x", "must start with a letter or digit"),
+        (".", "must start with a letter or digit"),
+        ("Laptop", "has 'L': device IDs use only a-z 0-9 . _ - (lower case)"),
+        ("lapTop", "has 'T': device IDs use only a-z 0-9 . _ - (lower case)"),
+        ("-Laptop", "has 'L': device IDs use only a-z 0-9 . _ - (lower case)"),
+        ("bad name", "has U+0020: device IDs use only a-z 0-9 . _ - (lower case)"),
+        ("tab\there", "has U+0009: device IDs use only a-z 0-9 . _ - (lower case)"),
+        ("läptop", "has 'ä' (U+00E4): device IDs use only a-z 0-9 . _ - (lower case)"),
+        ("laptop/x", "has '/': device IDs use only a-z 0-9 . _ - (lower case)"),
+        ("ｌaptop", "has 'ｌ' (U+FF4C): device IDs use only a-z 0-9 . _ - (lower case)"),
+        ("a\u{200B}b", "has U+200B: device IDs use only a-z 0-9 . _ - (lower case)"),
+    ])
+    func invalid(text: String, problem: String) {
+        #expect(DeviceID(text) == nil)
+        #expect(DeviceID.validationProblem(text) == problem)
+    }
+
+    @Test("64 characters is the longest device ID; 65 is too long")
+    func lengthLimit() {
+        #expect(DeviceID(String(repeating: "a", count: 63) + "9") != nil)
+        #expect(DeviceID(String(repeating: "a", count: 64) + "9") == nil)
+        // A combining mark counts on its own, so it cannot slip past the limit.
+        #expect(DeviceID.validationProblem(String(repeating: "a", count: 64) + "\u{301}") == "is longer than 64 characters")
+    }
+
+    @Test("Device IDs order by their UTF-8 bytes")
+    func ordering() throws {
+        let texts = ["b", "a_b", "a.b", "a-b", "a", "9", "a0", "aa"]
+        let ids = try texts.map { try #require(DeviceID($0)) }
+        #expect(ids.sorted().map(\.rawValue) == ["9", "a", "a-b", "a.b", "a0", "a_b", "aa", "b"])
+        #expect(try #require(DeviceID("a")) < #require(DeviceID("a-")))
+        #expect(!(try #require(DeviceID("a")) < #require(DeviceID("a"))))
+    }
+
+    @Test("A device ID encodes as a bare string and decodes only when valid")
+    func codable() throws {
+        let id = try #require(DeviceID("pi.kitchen"))
+        let data = try JSONEncoder().encode([id])
+        #expect(String(decoding: data, as: UTF8.self) == #"["pi.kitchen"]"#)
+        #expect(try JSONDecoder().decode([DeviceID].self, from: data) == [id])
+
+        let error = #expect(throws: DecodingError.self) {
+            try JSONDecoder().decode([DeviceID].self, from: Data(#"["Laptop"]"#.utf8))
+        }
+        guard case .dataCorrupted(let context)? = error else {
+            Issue.record("expected dataCorrupted, got \(String(describing: error))")
+            return
+        }
+        #expect(context.debugDescription.contains("'Laptop' is not a valid device ID: has 'L'"))
+        #expect(throws: DecodingError.self) { try JSONDecoder().decode([DeviceID].self, from: Data("[42]".utf8)) }
+    }
+
+    @Test("Equal IDs hash alike")
+    func hashing() throws {
+        let ids: Set<DeviceID> = [try #require(DeviceID("laptop")), try #require(DeviceID("laptop")), try #require(DeviceID("phone"))]
+        #expect(ids.count == 2)
+    }
+}

@@ -1,0 +1,100 @@
+import SnapshotFormat
+import Testing
+
+private func refusal(_ text: String) -> JSONParseError? {
+    do throws(JSONParseError) {
+        _ = try StrictJSON.parse(Array(text.utf8))
+        return nil
+    } catch {
+        return error
+    }
+}
+
+private func parsed(_ text: String) throws -> JSONValue { try StrictJSON.parse(Array(text.utf8)) }
+
+/// Numbers: the RFC 8259 grammar is in the main suite; here the values and the I-JSON limits.
+extension StrictJSONParserTests {
+    @Test("integers within ±(2^53−1) are accepted, beyond it refused unless written with a fraction or exponent")
+    func integerLimits() throws {
+        #expect(try parsed("9007199254740991") == .number(9_007_199_254_740_991))
+        #expect(try parsed("-9007199254740991") == .number(-9_007_199_254_740_991))
+        for text in ["9007199254740992", "-9007199254740992", "9007199254740993", "18446744073709551616",
+                     "100000000000000000000000000000000000000000000000000000000000000"] {
+            let error = try #require(refusal("[\(text)]"), "\(text) was accepted")
+            let shown = text.count > 40 ? String(text.prefix(40)) + "…" : text
+            #expect(error == JSONParseError(
+                offset: 1, reason: "integer \(shown) is beyond ±(2^53−1); write it with a fraction or exponent"))
+        }
+        #expect(try parsed("9007199254740992.0") == .number(9_007_199_254_740_992))
+        #expect(try parsed("9.007199254740992e15") == .number(9_007_199_254_740_992))
+        #expect(try parsed("-9007199254740993.0") == .number(-9_007_199_254_740_992))
+        #expect(try parsed("1e300") == .number(1e300))
+    }
+
+    @Test("numbers with an integral value parse to that value", arguments: [
+        "1", "1.0", "1e0", "1E0", "1e+0", "10e-1", "0.1e1", "1.000000000000000000000000000", "100e-2", "0.00001e5",
+    ])
+    func integralValues(text: String) throws {
+        #expect(try parsed(text) == .number(1))
+    }
+
+    @Test("numbers are rounded correctly")
+    func correctRounding() throws {
+        let cases: [(String, Double)] = [
+            ("0.1", 0.1), ("-2.5e-3", -0.0025), ("0.30000000000000004", 0.1 + 0.2), ("1e23", 1e23),
+            ("1.7976931348623157e308", .greatestFiniteMagnitude), ("1.7976931348623158e308", .greatestFiniteMagnitude),
+            ("5e-324", .leastNonzeroMagnitude), ("2.2250738585072014e-308", .leastNormalMagnitude),
+            ("123456789012345678901234567890.0", 1.2345678901234568e29), ("-0", -0.0), ("-0.0e5", -0.0),
+            ("9007199254740993.0", 9_007_199_254_740_992), ("9007199254740995.0", 9_007_199_254_740_996),
+            ("0.1000000000000000055511151231257827", 0.1), ("1e-400", 0), ("-1e-400", -0.0),
+            ("2.4703282292062328e-324", .leastNonzeroMagnitude), ("0e999999999999", 0),
+        ]
+        for (text, expected) in cases {
+            guard case .number(let value) = try parsed(text) else {
+                Issue.record("\(text) is not a number")
+                continue
+            }
+            #expect(value.bitPattern == expected.bitPattern, "\(text) → \(value), expected \(expected)")
+        }
+    }
+
+    @Test("random decimal literals parse to the double Swift's strtod gives")
+    func randomNumbersMatchStrtod() throws {
+        var random = SplitMixGenerator(seed: 0x5EED)
+        for _ in 0..<20_000 {
+            let integerDigits = Int.random(in: 1...20, using: &random)
+            var text = Int.random(in: 0...1, using: &random) == 0 ? "-" : ""
+            text += String(Int.random(in: 1...9, using: &random))
+            text += (1..<integerDigits).map { _ in String(Int.random(in: 0...9, using: &random)) }.joined()
+            text += "." + (0..<Int.random(in: 1...20, using: &random)).map { _ in String(Int.random(in: 0...9, using: &random)) }.joined()
+            if Bool.random(using: &random) { text += "e\(Int.random(in: -330...280, using: &random))" }
+            let expected = try #require(Double(text))
+            guard case .number(let value) = try parsed(text) else {
+                Issue.record("\(text) is not a number")
+                continue
+            }
+            #expect(value.bitPattern == expected.bitPattern, "\(text)")
+        }
+    }
+
+    @Test("numbers beyond the double range are refused", arguments: [
+        "1e400", "-1e400", "1.8e308", "1e309", "123e99999999999999999999", "0.000001e315",
+    ])
+    func overflow(text: String) {
+        #expect(refusal("[\(text)]") == JSONParseError(
+            offset: 1, reason: "number \(text) is outside the IEEE 754 double range"))
+    }
+}
+
+/// A small deterministic generator so failures reproduce.
+private struct SplitMixGenerator: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}

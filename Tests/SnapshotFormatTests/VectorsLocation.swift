@@ -1,0 +1,55 @@
+import Foundation
+import Testing
+
+/// Where the conformance vectors (`shared/spec/vectors`) are.
+enum Vectors {
+    /// `$SNAPSHOT_VECTORS` if set, else `<repo>/../shared/spec/vectors`, the repository being three
+    /// levels above this file (its real location, symbolic links resolved).
+    static var root: URL {
+        if let path = ProcessInfo.processInfo.environment["SNAPSHOT_VECTORS"], !path.isEmpty {
+            return URL(fileURLWithPath: path, isDirectory: true)
+        }
+        let repository = URL(fileURLWithPath: #filePath).resolvingSymlinksInPath()
+            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        return repository.deletingLastPathComponent()
+            .appendingPathComponent("shared/spec/vectors", isDirectory: true)
+    }
+
+    /// Why the vectors cannot be used, or nil when `root` is a directory.
+    static var missingMessage: String? {
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: root.path, isDirectory: &isDirectory), isDirectory.boolValue {
+            return nil
+        }
+        return "conformance vectors not found at \(root.path); set SNAPSHOT_VECTORS to the vectors directory"
+    }
+
+    /// The sorted file names in `folder` (relative to `root`); a single placeholder name when the
+    /// folder is missing or empty, so a parameterized test runs once and fails instead of passing empty.
+    static func fileNames(in folder: String) -> [String] {
+        let url = root.appendingPathComponent(folder, isDirectory: true)
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: url.path)) ?? []
+        let files = names.filter { !$0.hasPrefix(".") }.sorted()
+        return files.isEmpty ? [missingPlaceholder] : files
+    }
+
+    /// The name `fileNames(in:)` gives when there is nothing to test.
+    static let missingPlaceholder = "(no vector files found)"
+
+    /// The bytes of `folder/name`; throws an error saying where it looked when it cannot read them.
+    static func bytes(_ folder: String, _ name: String) throws -> [UInt8] {
+        let url = root.appendingPathComponent(folder).appendingPathComponent(name)
+        guard name != missingPlaceholder, let data = FileManager.default.contents(atPath: url.path) else {
+            throw VectorsMissing(
+                message: missingMessage
+                    ?? "cannot read \(url.path); set SNAPSHOT_VECTORS to the vectors directory")
+        }
+        return [UInt8](data)
+    }
+}
+
+/// The vectors are not where ``Vectors/root`` says.
+struct VectorsMissing: Error, CustomStringConvertible {
+    var message: String
+    var description: String { message }
+}
