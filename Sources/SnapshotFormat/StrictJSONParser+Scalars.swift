@@ -209,13 +209,17 @@ extension StrictJSONParser {
 
         let literal = UnsafeBufferPointer(rebasing: input[start..<position])
         if isInteger {
-            guard exactDigits, decimalExponent == 0, significand <= 9_007_199_254_740_991 else {
+            if exactDigits, decimalExponent == 0, significand <= 9_007_199_254_740_991 {
+                let magnitude = Double(significand)
+                return .number(negative ? -magnitude : magnitude)
+            }
+            // RFC 8785 writes integral doubles below 1e21 without an exponent: text this code
+            // wrote canonically reads such integers back as the doubles they are.
+            guard acceptsLargeIntegers else {
                 throw JSONParseError(
                     offset: start,
                     reason: "integer \(JSONParseError.displayedLiteral(literal)) is beyond ±(2^53−1); write it with a fraction or exponent")
             }
-            let magnitude = Double(significand)
-            return .number(negative ? -magnitude : magnitude)
         }
         // Clinger's fast path: both operands exact, so one IEEE operation rounds correctly.
         if exactDigits, significand <= 1 << 53, (-22...22).contains(decimalExponent) {

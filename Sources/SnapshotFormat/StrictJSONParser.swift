@@ -25,8 +25,17 @@ public enum StrictJSON {
         try parseResult(buffer.assumingMemoryBound(to: UInt8.self)).get()
     }
 
-    private static func parseResult(_ input: UnsafeBufferPointer<UInt8>) -> Result<JSONValue, JSONParseError> {
+    /// Parses canonical JSON this code wrote itself (the store): like ``parse(_:)-([UInt8])``, but
+    /// an integer beyond ±(2^53−1), which RFC 8785 writes for an integral double such as `1e20`,
+    /// is read as that double instead of refused.
+    public static func parseCanonical(_ text: String) throws(JSONParseError) -> JSONValue {
+        var text = text
+        return try text.withUTF8 { parseResult($0, acceptsLargeIntegers: true) }.get()
+    }
+
+    private static func parseResult(_ input: UnsafeBufferPointer<UInt8>, acceptsLargeIntegers: Bool = false) -> Result<JSONValue, JSONParseError> {
         var parser = StrictJSONParser(input)
+        parser.acceptsLargeIntegers = acceptsLargeIntegers
         do throws(JSONParseError) {
             return .success(try parser.parseDocument())
         } catch {
@@ -39,6 +48,7 @@ public enum StrictJSON {
 struct StrictJSONParser {
     let input: UnsafeBufferPointer<UInt8>
     var position = 0
+    var acceptsLargeIntegers = false
     var scratch: [UInt8] = []
     private var arrays: [[JSONValue]] = []
     private var objects: [ObjectBuilder] = []

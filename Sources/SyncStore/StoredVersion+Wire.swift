@@ -42,7 +42,7 @@ extension StoredVersion {
     }
 
     private static func object(_ text: String, column: String, id: RecordID) throws(StoreCorruption) -> JSONObject {
-        guard case .object(let object)? = try? StrictJSON.parse(text) else {
+        guard case .object(let object)? = try? StrictJSON.parseCanonical(text) else {
             throw StoreCorruption("\(column) of \(id) is not a JSON object")
         }
         return object
