@@ -54,7 +54,13 @@ let package = Package(
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]),
         .testTarget(name: "SyncStoreTests", dependencies: ["SyncStore", "SnapshotFormat", "SnapshotMerge"]),
-        .testTarget(name: "SyncEngineTests", dependencies: ["SyncEngine", "SyncStore", "SnapshotFormat", "SnapshotMerge"]),
-        .testTarget(name: "EndToEndTests", dependencies: ["SnapshotFormat", "SnapshotMerge"]),
+        .testTarget(
+            name: "SyncEngineTests",
+            dependencies: [
+                "SyncEngine", "SyncStore", "SnapshotFormat", "SnapshotMerge",
+                .product(name: "Logging", package: "swift-log"),
+            ]),
+        // Runs the built executables as real processes.
+        .testTarget(name: "EndToEndTests", dependencies: ["SnapshotFormat", "SnapshotMerge", "SyncStore"]),
     ]
 )
