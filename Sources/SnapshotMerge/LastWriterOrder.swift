@@ -23,6 +23,8 @@ public enum LastWriterOrder {
             return left < right ? -1 : 1
         }
         if lhs.deleted != rhs.deleted { return lhs.deleted ? 1 : -1 }
+        // The same version read from several files is the common tie: no bytes needed for it.
+        if lhs == rhs { return 0 }
         // Ties this deep are rare: only now pay for the canonical bytes.
         let left = lhs.canonicalBytes
         let right = rhs.canonicalBytes

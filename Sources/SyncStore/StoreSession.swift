@@ -26,21 +26,39 @@ public struct StoreSession {
 
     /// The record as held: its current version and conflicts, nil when unknown.
     public func record(_ id: RecordID) throws -> ReadOnly.Record? {
-        let rows = try StoredVersion.filter(Column("recordID") == id.rawValue).order(Column("position")).fetchAll(db)
-        return try Self.record(from: rows)
+        let statement = try db.cachedStatement(sql: "SELECT * FROM version WHERE recordID = ? ORDER BY position")
+        return try Self.record(from: StoredVersion.fetchAll(statement, arguments: [id.rawValue]))
     }
 
     /// Replaces what is held for a record with `record`.
     public func save(_ record: ReadOnly.Record, at now: Timestamp) throws {
-        try StoredVersion.filter(Column("recordID") == record.id.rawValue).deleteAll(db)
+        // Cached prepared statements: a merge pass saves up to every record in one transaction.
+        try db.cachedStatement(sql: "DELETE FROM version WHERE recordID = ?").execute(arguments: [record.id.rawValue])
+        let insert = try db.cachedStatement(
+            sql: """
+                INSERT INTO version (recordID, position, type, schemaVersion, lastModified, modifiedBy,
+                                     versionVector, deleted, fields, unknownKeys)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """)
         for (position, version) in ([record.version] + record.conflicts).enumerated() {
-            try StoredVersion(version, position: position).insert(db)
+            let row = StoredVersion(version, position: position)
+            try insert.execute(arguments: [
+                row.recordID, row.position, row.type, row.schemaVersion, row.lastModified, row.modifiedBy,
+                row.versionVector, row.deleted, row.fields, row.unknownKeys,
+            ])
         }
-        try StoredRecord(
-            id: record.id.rawValue, type: record.version.type, deleted: record.version.deleted,
-            unresolvedConflicts: record.unresolvedConflicts.count, conflicts: record.conflicts.count,
-            changedAt: now.milliseconds
-        ).upsert(db)
+        try db.cachedStatement(
+            sql: """
+                INSERT INTO record (id, type, deleted, unresolvedConflicts, conflicts, changedAt)
+                VALUES (?, ?, ?, ?, ?, ?)
+                ON CONFLICT(id) DO UPDATE SET type = excluded.type, deleted = excluded.deleted,
+                    unresolvedConflicts = excluded.unresolvedConflicts, conflicts = excluded.conflicts,
+                    changedAt = excluded.changedAt
+                """
+        ).execute(arguments: [
+            record.id.rawValue, record.version.type, record.version.deleted, record.unresolvedConflicts.count,
+            record.conflicts.count, now.milliseconds,
+        ])
     }
 
     /// Every record, sorted by id, optionally only of one type or only those in conflict.
