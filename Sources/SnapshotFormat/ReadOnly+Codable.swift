@@ -5,7 +5,8 @@
 extension ReadOnly.Version: Codable {
     public init(from decoder: any Decoder) throws {
         guard case .object(let object) = try JSONValue(from: decoder) else {
-            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "a version must be an object"))
+            throw DecodingError.dataCorrupted(
+                .init(codingPath: decoder.codingPath, debugDescription: "a version must be an object"))
         }
         do {
             self = try ReadOnly.Version(validating: object)
@@ -45,7 +46,8 @@ extension ReadOnly.Snapshot: Codable {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         format = try container.decode(Int64.self, forKey: .format)
         guard format == Self.currentFormat else {
-            throw DecodingError.dataCorruptedError(forKey: .format, in: container, debugDescription: "format \(format) is not 1")
+            throw DecodingError.dataCorruptedError(
+                forKey: .format, in: container, debugDescription: "format \(format) is not 1")
         }
         let deviceText = try container.decode(String.self, forKey: .device)
         guard let device = DeviceID(deviceText) else {

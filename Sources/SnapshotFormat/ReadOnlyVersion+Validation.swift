@@ -88,7 +88,8 @@ extension ReadOnly.Version {
             }
             guard let number = count.exactInteger, (1...VersionVector.maximumCount).contains(number) else {
                 throw VersionRuleViolation(
-                    "versionVector count for \(quoted(key)) must be an integer from 1 to 2^53-1, not \(count.briefDescription)")
+                    "versionVector count for \(quoted(key)) must be an integer from 1 to 2^53-1, not \(count.briefDescription)"
+                )
             }
             counts[DeviceID(key)!] = number
         }

@@ -27,7 +27,9 @@ public enum SnapshotReader {
         case .string(let text)? where Timestamp(parsing: text) != nil:
             reading.writtenAt = Timestamp(parsing: text)
         case let other?:
-            reading.warnings.append("writtenAt \(other.briefDescription) is not a valid timestamp (informational only; the file still merges)")
+            reading.warnings.append(
+                "writtenAt \(other.briefDescription) is not a valid timestamp (informational only; the file still merges)"
+            )
         }
         reading.versions.reserveCapacity(records.count)
         for (index, element) in records.enumerated() {
@@ -75,12 +77,15 @@ public enum SnapshotReader {
     private static func readRecord(_ element: JSONValue, at index: Int, into reading: inout SnapshotReading) {
         guard case .object(let object) = element else {
             reading.problems.append(
-                RecordProblem(recordIndex: index, recordID: nil, rule: "a record must be an object, not \(element.briefDescription)"))
+                RecordProblem(
+                    recordIndex: index, recordID: nil,
+                    rule: "a record must be an object, not \(element.briefDescription)"))
             return
         }
         let idText: String? = if case .string(let text)? = object["id"] { text } else { nil }
         func problem(_ rule: String, entry: Int? = nil) {
-            reading.problems.append(RecordProblem(recordIndex: index, conflictIndex: entry, recordID: idText, rule: rule))
+            reading.problems.append(
+                RecordProblem(recordIndex: index, conflictIndex: entry, recordID: idText, rule: rule))
         }
         var entries: [JSONValue] = []
         switch object["conflicts"].nonNull {
@@ -109,7 +114,9 @@ public enum SnapshotReader {
         }
     }
 
-    private static func readConflictEntry(_ entry: JSONValue, recordID: RecordID) throws(VersionRuleViolation) -> ReadOnly.Version {
+    private static func readConflictEntry(_ entry: JSONValue, recordID: RecordID) throws(VersionRuleViolation)
+        -> ReadOnly.Version
+    {
         guard case .object(let object) = entry else {
             throw VersionRuleViolation("a conflict entry must be an object, not \(entry.briefDescription)")
         }

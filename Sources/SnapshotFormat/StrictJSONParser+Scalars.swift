@@ -62,7 +62,8 @@ extension StrictJSONParser {
             try appendUnicodeEscape(escapeStart: escapeStart, isKey: isKey)
             return
         default:
-            let shown = position < input.count && input[position] >= 0x21 && input[position] < 0x7F
+            let shown =
+                position < input.count && input[position] >= 0x21 && input[position] < 0x7F
                 ? "\\\(Character(Unicode.Scalar(input[position])))" : "\\ followed by this character"
             throw JSONParseError(offset: escapeStart, reason: "invalid escape sequence \(shown) in a string")
         }
@@ -77,7 +78,9 @@ extension StrictJSONParser {
         func lone(_ unit: UInt32, _ detail: String) -> JSONParseError {
             JSONParseError(
                 offset: escapeStart,
-                reason: "lone surrogate \\u\(JSONParseError.hex4(unit)) in \(isKey ? "an object key" : "a string") (\(detail))")
+                reason:
+                    "lone surrogate \\u\(JSONParseError.hex4(unit)) in \(isKey ? "an object key" : "a string") (\(detail))"
+            )
         }
         switch unit {
         case 0xD800...0xDBFF:
@@ -114,7 +117,8 @@ extension StrictJSONParser {
             case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
             case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
             default:
-                throw JSONParseError(offset: escapeStart, reason: "invalid \\u escape: expected four hexadecimal digits")
+                throw JSONParseError(
+                    offset: escapeStart, reason: "invalid \\u escape: expected four hexadecimal digits")
             }
             value = value << 4 | UInt32(digit)
             position += 1
@@ -218,7 +222,9 @@ extension StrictJSONParser {
             guard acceptsLargeIntegers else {
                 throw JSONParseError(
                     offset: start,
-                    reason: "integer \(JSONParseError.displayedLiteral(literal)) is beyond ±(2^53−1); write it with a fraction or exponent")
+                    reason:
+                        "integer \(JSONParseError.displayedLiteral(literal)) is beyond ±(2^53−1); write it with a fraction or exponent"
+                )
             }
         }
         // Clinger's fast path: both operands exact, so one IEEE operation rounds correctly.

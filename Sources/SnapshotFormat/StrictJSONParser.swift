@@ -33,7 +33,9 @@ public enum StrictJSON {
         return try text.withUTF8 { parseResult($0, acceptsLargeIntegers: true) }.get()
     }
 
-    private static func parseResult(_ input: UnsafeBufferPointer<UInt8>, acceptsLargeIntegers: Bool = false) -> Result<JSONValue, JSONParseError> {
+    private static func parseResult(_ input: UnsafeBufferPointer<UInt8>, acceptsLargeIntegers: Bool = false) -> Result<
+        JSONValue, JSONParseError
+    > {
         var parser = StrictJSONParser(input)
         parser.acceptsLargeIntegers = acceptsLargeIntegers
         do throws(JSONParseError) {
@@ -189,12 +191,14 @@ struct StrictJSONParser {
         let byte = input[position]
         let shown: String
         if byte < 0x80 {
-            shown = byte >= 0x20 && byte < 0x7F
+            shown =
+                byte >= 0x20 && byte < 0x7F
                 ? "'\(Character(Unicode.Scalar(byte)))'" : "U+\(JSONParseError.hex4(UInt32(byte)))"
         } else {
             do throws(JSONParseError) {
                 let length = try utf8SequenceLength(at: position)
-                let text = String(decoding: UnsafeBufferPointer(rebasing: input[position..<position + length]), as: UTF8.self)
+                let text = String(
+                    decoding: UnsafeBufferPointer(rebasing: input[position..<position + length]), as: UTF8.self)
                 shown = "'\(text)' (U+\(JSONParseError.hex4(text.unicodeScalars.first!.value)))"
             } catch {
                 return error

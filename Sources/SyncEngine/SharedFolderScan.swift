@@ -23,7 +23,8 @@ public struct SharedFolder: Sendable {
         do {
             let status = try SystemCalls.status(path)
             guard status.kind == .directory else {
-                throw EngineError.sharedFolderMissing(path: path, reason: "it is \(status.kind.rawValue), not a directory")
+                throw EngineError.sharedFolderMissing(
+                    path: path, reason: "it is \(status.kind.rawValue), not a directory")
             }
         } catch let error as SystemCallError {
             throw EngineError.sharedFolderMissing(path: path, reason: error.description)
@@ -58,7 +59,9 @@ public struct SharedFolder: Sendable {
     ///
     /// Returns the bytes and the status of the very file read (checked again after opening, so
     /// a file swapped for a link or FIFO in between is not read).
-    public func readSnapshotBytes(_ name: String, limit: Int64) throws(SnapshotFileReadError) -> (bytes: [UInt8], status: FileStatus) {
+    public func readSnapshotBytes(_ name: String, limit: Int64) throws(SnapshotFileReadError) -> (
+        bytes: [UInt8], status: FileStatus
+    ) {
         let fullPath = path(of: name)
         let descriptor: Int32
         do {
@@ -77,7 +80,9 @@ public struct SharedFolder: Sendable {
         guard status.size <= limit else { throw .tooLarge(size: status.size, limit: limit) }
         do {
             let bytes = try SystemCalls.readAll(descriptor, expectedSize: Int(status.size), path: fullPath)
-            guard Int64(bytes.count) <= limit else { throw SnapshotFileReadError.tooLarge(size: Int64(bytes.count), limit: limit) }
+            guard Int64(bytes.count) <= limit else {
+                throw SnapshotFileReadError.tooLarge(size: Int64(bytes.count), limit: limit)
+            }
             return (bytes, status)
         } catch let error as SystemCallError {
             throw .unreadable(error.description)

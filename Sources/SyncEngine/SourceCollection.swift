@@ -26,10 +26,14 @@ extension SyncDevice {
             collection.presentNames.insert(entry.name)
             if status.kind != .regular {
                 collection.report.sources.append(
-                    SourceOutcome(name: entry.name, status: .ignored, reason: SnapshotFileReadError.notRegular(status.kind).description, rejectedRecords: []))
+                    SourceOutcome(
+                        name: entry.name, status: .ignored,
+                        reason: SnapshotFileReadError.notRegular(status.kind).description, rejectedRecords: []))
                 continue
             }
-            readSource(entry.name, status: status, previous: known[entry.name], hasPublished: hasPublished, now: now, into: &collection)
+            readSource(
+                entry.name, status: status, previous: known[entry.name], hasPublished: hasPublished, now: now,
+                into: &collection)
         }
         return collection
     }
@@ -72,7 +76,8 @@ extension SyncDevice {
             row.modifiedNanos = read.status.modifiedNanos
             row.changedNanos = read.status.changedNanos
         } catch {
-            outcome.status = if case .tooLarge = error { .rejected } else if case .notRegular = error { .ignored } else { .skipped }
+            outcome.status =
+                if case .tooLarge = error { .rejected } else if case .notRegular = error { .ignored } else { .skipped }
             outcome.reason = error.description
             row.lastProblem = error.description
             logger.warning("source not read", metadata: ["source.name": "\(name)", "reason": "\(error)"])
@@ -100,7 +105,9 @@ extension SyncDevice {
         row.lastMergedAt = now.milliseconds
         var notes = reading.warnings
         if let highest = previous?.highestGeneration, reading.generation < highest, previous?.device == outcome.device {
-            notes.append("its generation went backwards from \(highest) to \(reading.generation) (restored from a backup?); merged anyway")
+            notes.append(
+                "its generation went backwards from \(highest) to \(reading.generation) (restored from a backup?); merged anyway"
+            )
         }
         if reading.device == device, hasPublished, let impostor = try? impostorWarning(reading, bytes: bytes) {
             notes.append(impostor)
@@ -123,10 +130,12 @@ extension SyncDevice {
         let digest = SHA256.hash(data: bytes).hexString
         let publication = try store.reading { try $0.publication(generation: reading.generation) }
         guard let publication else {
-            return "ANOTHER DEVICE IS USING THIS DEVICE'S ID \"\(device)\": generation \(reading.generation) was never written by this device (or this state directory was restored from an older backup). Give each device its own --device ID"
+            return
+                "ANOTHER DEVICE IS USING THIS DEVICE'S ID \"\(device)\": generation \(reading.generation) was never written by this device (or this state directory was restored from an older backup). Give each device its own --device ID"
         }
         guard publication.fileDigest == digest else {
-            return "ANOTHER DEVICE IS USING THIS DEVICE'S ID \"\(device)\": generation \(reading.generation) holds content this device did not publish. Give each device its own --device ID"
+            return
+                "ANOTHER DEVICE IS USING THIS DEVICE'S ID \"\(device)\": generation \(reading.generation) holds content this device did not publish. Give each device its own --device ID"
         }
         return nil
     }

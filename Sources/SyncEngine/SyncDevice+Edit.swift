@@ -24,7 +24,8 @@ extension SyncDevice {
             let current = try session.record(id)
             if let current, !current.version.type.utf8.elementsEqual(type.utf8) {
                 throw EngineError.invalidEdit(
-                    "record \(id) is a \"\(current.version.type)\", not a \"\(type)\": a record keeps its type (put it with --type \(current.version.type))")
+                    "record \(id) is a \"\(current.version.type)\", not a \"\(type)\": a record keeps its type (put it with --type \(current.version.type))"
+                )
             }
             return LocalEdit.put(
                 id: id, type: type, fields: fields, schemaVersion: schemaVersion ?? current?.version.schemaVersion ?? 1,
@@ -40,7 +41,8 @@ extension SyncDevice {
                 throw EngineError.invalidEdit("record \(id) is already deleted")
             }
             return LocalEdit.delete(
-                current: current, schemaVersion: schemaVersion ?? current.version.schemaVersion, device: self.device, now: now)
+                current: current, schemaVersion: schemaVersion ?? current.version.schemaVersion, device: self.device,
+                now: now)
         }
     }
 
@@ -68,10 +70,14 @@ extension SyncDevice {
             guard let outcome else { throw EngineError.invalidEdit("the edit was not applied") }
             var notes: [String] = []
             for version in outcome.supersededOwn {
-                notes.append("superseded this device's own earlier version from \(version.lastModified?.written ?? "an unknown time") (its content is replaced by this edit)")
+                notes.append(
+                    "superseded this device's own earlier version from \(version.lastModified?.written ?? "an unknown time") (its content is replaced by this edit)"
+                )
             }
             for version in outcome.supersededOthers {
-                notes.append("the new version dominates a conflict made by \(version.modifiedBy?.rawValue ?? "an unknown device") at \(version.lastModified?.written ?? "an unknown time"), which is dropped (hand-made vectors cause this)")
+                notes.append(
+                    "the new version dominates a conflict made by \(version.modifiedBy?.rawValue ?? "an unknown device") at \(version.lastModified?.written ?? "an unknown time"), which is dropped (hand-made vectors cause this)"
+                )
             }
             return EditReport(
                 id: outcome.record.id.rawValue, version: JSONValue.object(outcome.version.normalForm).canonicalString,

@@ -29,7 +29,8 @@ extension SyncDevice {
             try session.markAbsent(except: collection.presentNames)
             let edited = try edit?(session, now)
             collection.report.conflicts = try session.counts().inConflict
-            let publication = try planPublication(session, now: now, ownFileRow: collection.rows.first { $0.name == ownFileName })
+            let publication = try planPublication(
+                session, now: now, ownFileRow: collection.rows.first { $0.name == ownFileName })
             return (publication, edited)
         }
         if let publication = result.0 {

@@ -22,7 +22,8 @@ extension SyncDevice {
         let latest = try session.latestCompletedPublication()
         let ownFileIsCurrent = ownFileRow.map { $0.present && $0.generation == latest?.generation } ?? false
         if let latest, latest.contentDigest == contentDigest, ownFileIsCurrent { return nil }
-        let highestSeen = try session.sources()
+        let highestSeen =
+            try session.sources()
             .filter { $0.device == device.rawValue }
             .compactMap(\.highestGeneration).max() ?? 0
         let generation = max(try session.latestPublication()?.generation ?? 0, highestSeen) + 1
@@ -61,7 +62,8 @@ extension SyncDevice {
             try? store.transaction { try $0.forgetIntent(generation: publication.generation) }
             let failure = error as? SystemCallError
             throw EngineError.publishFailed(
-                path: finalPath, reason: failure?.description ?? String(describing: error), outOfSpace: failure?.isOutOfSpace ?? false)
+                path: finalPath, reason: failure?.description ?? String(describing: error),
+                outOfSpace: failure?.isOutOfSpace ?? false)
         }
         let status = try? SystemCalls.statusOfLink(finalPath)
         let now = clock()
@@ -74,7 +76,8 @@ extension SyncDevice {
             row.device = device.rawValue
             row.role = "own"
             row.generation = publication.generation
-            row.highestGeneration = max(try session.source(named: ownFileName)?.highestGeneration ?? 0, publication.generation)
+            row.highestGeneration = max(
+                try session.source(named: ownFileName)?.highestGeneration ?? 0, publication.generation)
             row.lastMergedAt = now.milliseconds
             try session.save(row)
         }

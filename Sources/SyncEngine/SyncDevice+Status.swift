@@ -33,15 +33,20 @@ extension SyncDevice {
             let latest = try session.latestCompletedPublication()
             var warnings: [String] = []
             for source in sources where source.present {
-                if let problem = source.lastProblem, problem.contains("ANOTHER DEVICE") || problem.contains("went backwards") {
+                if let problem = source.lastProblem,
+                    problem.contains("ANOTHER DEVICE") || problem.contains("went backwards")
+                {
                     warnings.append("\(source.name): \(problem)")
                 }
             }
-            if let other = sources.first(where: { $0.present && $0.role == "own" && $0.device == device.rawValue && $0.name != ownFileName }) {
+            if let other = sources.first(where: {
+                $0.present && $0.role == "own" && $0.device == device.rawValue && $0.name != ownFileName
+            }) {
                 warnings.append("\(other.name) claims to be this device's own file")
             }
             if !sources.contains(where: { $0.name == ownFileName && $0.present }) {
-                warnings.append("this device's file \(ownFileName) is not in the shared folder; run syncctl merge to publish it")
+                warnings.append(
+                    "this device's file \(ownFileName) is not in the shared folder; run syncctl merge to publish it")
             }
             return StatusReport(
                 device: device.rawValue, sharedFolder: folder.path, stateDirectory: settings.stateDirectory,

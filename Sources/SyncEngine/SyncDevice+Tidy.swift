@@ -27,7 +27,11 @@ extension SyncDevice {
         try locked {
             let merge = try pass(edit: Optional<(StoreSession, Timestamp) throws -> Void>.none).report
             var report = TidyReport(merge: merge)
-            guard !merge.sources.contains(where: { $0.name == ownFileName && ($0.status == .skipped || $0.status == .rejected) }) else {
+            guard
+                !merge.sources.contains(where: {
+                    $0.name == ownFileName && ($0.status == .skipped || $0.status == .rejected)
+                })
+            else {
                 return report
             }
             for source in merge.sources where source.role == "copy" {
@@ -35,7 +39,9 @@ extension SyncDevice {
                 case nil:
                     try? SystemCalls.remove(folder.path(of: source.name))
                     report.removed.append(source.name)
-                    logger.notice("removed a sync-tool copy whose versions are all in this device's file", metadata: ["file": "\(source.name)"])
+                    logger.notice(
+                        "removed a sync-tool copy whose versions are all in this device's file",
+                        metadata: ["file": "\(source.name)"])
                 case let reason?:
                     report.kept.append(TidyReport.Kept(name: source.name, reason: reason))
                 }
@@ -59,7 +65,9 @@ extension SyncDevice {
             return error.description
         }
         guard reading.role == .copy else { return "not a copy" }
-        guard reading.problems.isEmpty else { return "it has records this device rejected; kept for a person to look at" }
+        guard reading.problems.isEmpty else {
+            return "it has records this device rejected; kept for a person to look at"
+        }
         return try store.reading { session -> String? in
             guard try session.latestCompletedPublication()?.isPublished == true else {
                 return "this device has not published its file yet"

@@ -28,7 +28,9 @@ public final class SyncDevice {
     ///
     /// - Throws: ``EngineError`` when the folder is missing, the state directory is unusable or
     ///   inside the shared folder, or the store belongs to another device.
-    public init(settings: SyncSettings, logger: Logger, clock: @escaping @Sendable () -> Timestamp = SyncDevice.wallClock) throws {
+    public init(
+        settings: SyncSettings, logger: Logger, clock: @escaping @Sendable () -> Timestamp = SyncDevice.wallClock
+    ) throws {
         self.settings = settings
         self.logger = logger
         self.clock = clock

@@ -19,11 +19,14 @@ public struct SyncSettings: Sendable, Hashable {
     /// Files larger than this are refused with a message instead of being read.
     public var maxFileSize: Int64
 
-    /// The default largest snapshot file read: 2 GiB.
-    public static let defaultMaxFileSize: Int64 = 2 << 30
+    /// The default largest snapshot file read: 1 GiB (about 2.5 million records).
+    public static let defaultMaxFileSize: Int64 = 1 << 30
 
     /// Settings given directly (tests, embedding).
-    public init(sharedFolder: String, stateDirectory: String, device: SnapshotFormat.DeviceID?, maxFileSize: Int64 = defaultMaxFileSize) {
+    public init(
+        sharedFolder: String, stateDirectory: String, device: SnapshotFormat.DeviceID?,
+        maxFileSize: Int64 = defaultMaxFileSize
+    ) {
         self.sharedFolder = sharedFolder
         self.stateDirectory = stateDirectory
         self.device = device
@@ -37,7 +40,10 @@ public struct SyncSettings: Sendable, Hashable {
         public var device: String?
         public var config: String?
         public var maxFileSize: Int64?
-        public init(shared: String? = nil, state: String? = nil, device: String? = nil, config: String? = nil, maxFileSize: Int64? = nil) {
+        public init(
+            shared: String? = nil, state: String? = nil, device: String? = nil, config: String? = nil,
+            maxFileSize: Int64? = nil
+        ) {
             self.shared = shared
             self.state = state
             self.device = device
@@ -61,9 +67,12 @@ public struct SyncSettings: Sendable, Hashable {
             InMemoryProvider(name: "command line", values: given),
             EnvironmentVariablesProvider(environmentVariables: environment).prefixKeys(with: "syncd"),
         ]
-        for path in configurationFiles(explicit: commandLine.config ?? environment["SYNCD_CONFIG"], environment: environment) {
+        for path in configurationFiles(
+            explicit: commandLine.config ?? environment["SYNCD_CONFIG"], environment: environment)
+        {
             do {
-                providers.append(try await FileProvider<JSONSnapshot>(filePath: FilePath(path.path), allowMissing: !path.isExplicit))
+                providers.append(
+                    try await FileProvider<JSONSnapshot>(filePath: FilePath(path.path), allowMissing: !path.isExplicit))
             } catch {
                 throw SettingsError.unreadableConfiguration(path: path.path, reason: String(describing: error))
             }
@@ -75,7 +84,8 @@ public struct SyncSettings: Sendable, Hashable {
         var device: SnapshotFormat.DeviceID?
         if let text = reader.string(forKey: "device") {
             guard let id = SnapshotFormat.DeviceID(text) else {
-                throw SettingsError.invalidDevice(text, problem: SnapshotFormat.DeviceID.validationProblem(text) ?? "is not valid")
+                throw SettingsError.invalidDevice(
+                    text, problem: SnapshotFormat.DeviceID.validationProblem(text) ?? "is not valid")
             }
             device = id
         }

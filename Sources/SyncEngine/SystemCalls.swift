@@ -163,7 +163,9 @@ enum SystemCalls {
 
     /// `unlink(2)`; a missing file is not an error.
     static func remove(_ path: String) throws(SystemCallError) {
-        guard unlink(path) == 0 || errno == ENOENT else { throw SystemCallError(call: "unlink", subject: path, errno: errno) }
+        guard unlink(path) == 0 || errno == ENOENT else {
+            throw SystemCallError(call: "unlink", subject: path, errno: errno)
+        }
     }
 
     /// Creates a directory and its parents with the given mode (like `mkdir -p`).
@@ -198,7 +200,9 @@ enum SystemCalls {
 
     /// `realpath(3)`: the absolute path with every link resolved.
     static func resolvedPath(_ path: String) throws(SystemCallError) -> String {
-        guard let resolved = realpath(path, nil) else { throw SystemCallError(call: "realpath", subject: path, errno: errno) }
+        guard let resolved = realpath(path, nil) else {
+            throw SystemCallError(call: "realpath", subject: path, errno: errno)
+        }
         defer { free(resolved) }
         return String(cString: resolved)
     }
@@ -219,8 +223,12 @@ enum SystemCalls {
 
     /// Replaces the content of an open file with `text`.
     static func overwrite(_ descriptor: Int32, with text: String, path: String) throws(SystemCallError) {
-        guard ftruncate(descriptor, 0) == 0 else { throw SystemCallError(call: "ftruncate", subject: path, errno: errno) }
-        guard lseek(descriptor, 0, SEEK_SET) == 0 else { throw SystemCallError(call: "lseek", subject: path, errno: errno) }
+        guard ftruncate(descriptor, 0) == 0 else {
+            throw SystemCallError(call: "ftruncate", subject: path, errno: errno)
+        }
+        guard lseek(descriptor, 0, SEEK_SET) == 0 else {
+            throw SystemCallError(call: "lseek", subject: path, errno: errno)
+        }
         try writeAll(descriptor, Array(text.utf8), path: path)
     }
 

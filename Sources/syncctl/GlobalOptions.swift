@@ -7,7 +7,10 @@ import SyncEngine
 struct GlobalOptions: ParsableArguments {
     @OptionGroup var location: LocationOptions
 
-    @Option(name: [.long, .customLong("this-device")], help: ArgumentHelp("This device's ID: 1-64 of a-z 0-9 . _ -. Needed the first time; the store remembers it.", valueName: "id"))
+    @Option(
+        name: [.long, .customLong("this-device")],
+        help: ArgumentHelp(
+            "This device's ID: 1-64 of a-z 0-9 . _ -. Needed the first time; the store remembers it.", valueName: "id"))
     var device: String?
 
     /// Opens this device as the settings say.
@@ -19,19 +22,32 @@ struct GlobalOptions: ParsableArguments {
 /// Where the shared folder, state and configuration are (everything global but the device ID,
 /// which `resolve --device` uses for another meaning).
 struct LocationOptions: ParsableArguments {
-    @Option(name: .long, help: ArgumentHelp("The shared folder holding every device's <device>.json.", valueName: "dir"))
+    @Option(
+        name: .long, help: ArgumentHelp("The shared folder holding every device's <device>.json.", valueName: "dir"))
     var shared: String?
 
-    @Option(name: .long, help: ArgumentHelp("This device's state directory (default: $XDG_STATE_HOME/syncd, i.e. ~/.local/state/syncd).", valueName: "dir"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "This device's state directory (default: $XDG_STATE_HOME/syncd, i.e. ~/.local/state/syncd).",
+            valueName: "dir"))
     var state: String?
 
-    @Option(name: .long, help: ArgumentHelp("A JSON configuration file to use instead of ~/.config/syncd/config.json and /etc/syncd/config.json.", valueName: "file"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "A JSON configuration file to use instead of ~/.config/syncd/config.json and /etc/syncd/config.json.",
+            valueName: "file"))
     var config: String?
 
-    @Option(name: .customLong("max-file-size"), help: ArgumentHelp("Refuse snapshot files larger than this many bytes (default 2 GiB).", valueName: "bytes"))
+    @Option(
+        name: .customLong("max-file-size"),
+        help: ArgumentHelp("Refuse snapshot files larger than this many bytes (default 1 GiB).", valueName: "bytes"))
     var maxFileSize: Int64?
 
-    @Option(name: .customLong("log-level"), help: "Diagnostics on standard error: trace, debug, info, notice, warning, error, critical.")
+    @Option(
+        name: .customLong("log-level"),
+        help: "Diagnostics on standard error: trace, debug, info, notice, warning, error, critical.")
     var logLevel: Logger.Level = .error
 
     /// Opens this device as the settings say, mapping failures to documented exit codes.

@@ -6,7 +6,9 @@ extension SyncctlCommand {
     struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "List the merged records, one line each.",
-            discussion: "Shows id, type, when and by whom the current version was made, and a mark for conflicts. Does not read the shared folder: run syncctl merge first for the latest.")
+            discussion:
+                "Shows id, type, when and by whom the current version was made, and a mark for conflicts. Does not read the shared folder: run syncctl merge first for the latest."
+        )
 
         @OptionGroup var global: GlobalOptions
         @OptionGroup var output: OutputOptions
@@ -23,7 +25,9 @@ extension SyncctlCommand {
                     line += " " + (version.lastModified?.written ?? "(no time)".padding(24))
                     line += " " + (version.modifiedBy?.rawValue ?? "?")
                     if version.deleted { line += "  [deleted]" }
-                    if !record.unresolvedConflicts.isEmpty { line += "  [\(record.unresolvedConflicts.count) conflict(s)]" }
+                    if !record.unresolvedConflicts.isEmpty {
+                        line += "  [\(record.unresolvedConflicts.count) conflict(s)]"
+                    }
                     print(line)
                 }
                 if records.isEmpty { print("No records\(type.map { " of type \($0)" } ?? "").") }
@@ -34,7 +38,8 @@ extension SyncctlCommand {
     struct Get: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Print one record, with its conflicts, as JSON.",
-            discussion: "Prints the record exactly as this device would publish it: its normal form, plus conflicts if any.")
+            discussion:
+                "Prints the record exactly as this device would publish it: its normal form, plus conflicts if any.")
 
         @OptionGroup var global: GlobalOptions
         @OptionGroup var output: OutputOptions

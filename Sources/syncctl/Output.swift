@@ -36,7 +36,8 @@ func readJSONObject(from path: String?, what: String) throws -> JSONObject {
         throw UsageProblem(message: "\(what) from \(path ?? "standard input") is not valid JSON: \(error)")
     }
     guard case .object(let object) = value else {
-        throw UsageProblem(message: "\(what) must be a JSON object like {\"name\": \"Bananas\"}, not \(value.briefDescription)")
+        throw UsageProblem(
+            message: "\(what) must be a JSON object like {\"name\": \"Bananas\"}, not \(value.briefDescription)")
     }
     return object
 }
@@ -49,7 +50,8 @@ func padded(_ text: String, _ width: Int) -> String {
 /// Parses a record ID argument or explains what one looks like.
 func recordID(_ text: String) throws -> RecordID {
     guard let id = RecordID(text) else {
-        throw UsageProblem(message: "\"\(text)\" is not a record ID: a UUID such as 3F2504E0-4F89-41D3-9A0C-0305E82C3301")
+        throw UsageProblem(
+            message: "\"\(text)\" is not a record ID: a UUID such as 3F2504E0-4F89-41D3-9A0C-0305E82C3301")
     }
     return id
 }

@@ -24,9 +24,12 @@ extension SyncctlCommand {
         @OptionGroup var output: OutputOptions
         @Option(help: "The record's type (model name), 1-128 characters.") var type: String
         @Option(help: "The record to edit; a new record with a random id when left out.") var id: String?
-        @Option(name: .customLong("schema-version"), help: "The schema version of these fields (default: the record's current one, or 1).")
+        @Option(
+            name: .customLong("schema-version"),
+            help: "The schema version of these fields (default: the record's current one, or 1).")
         var schemaVersion: Int64?
-        @Argument(help: "A file holding the fields as a JSON object; '-' or nothing for standard input.") var file: String?
+        @Argument(help: "A file holding the fields as a JSON object; '-' or nothing for standard input.") var file:
+            String?
 
         func validate() throws {
             guard (1...128).contains(type.unicodeScalars.count) else {
@@ -39,7 +42,8 @@ extension SyncctlCommand {
             try await reportingFailures {
                 let id = try id.map(recordID)
                 let fields = try readJSONObject(from: file, what: "the fields")
-                let report = try await global.openDevice().put(id: id, type: type, fields: fields, schemaVersion: schemaVersion)
+                let report = try await global.openDevice().put(
+                    id: id, type: type, fields: fields, schemaVersion: schemaVersion)
                 printEditReport(report, json: output.json)
             }
         }
@@ -48,11 +52,15 @@ extension SyncctlCommand {
     struct Delete: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Delete a record (write a tombstone), and publish.",
-            discussion: "The tombstone keeps the record's id, type and unknown keys, so every device learns of the deletion. Nothing is purged.")
+            discussion:
+                "The tombstone keeps the record's id, type and unknown keys, so every device learns of the deletion. Nothing is purged."
+        )
 
         @OptionGroup var global: GlobalOptions
         @OptionGroup var output: OutputOptions
-        @Option(name: .customLong("schema-version"), help: "The schema version to stamp (default: the record's current one).")
+        @Option(
+            name: .customLong("schema-version"),
+            help: "The schema version to stamp (default: the record's current one).")
         var schemaVersion: Int64?
         @Argument(help: "The record's id.") var id: String
 

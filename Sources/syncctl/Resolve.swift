@@ -20,14 +20,20 @@ extension SyncctlCommand {
                 """)
 
         @OptionGroup var location: LocationOptions
-        @Option(name: .customLong("this-device"), help: ArgumentHelp("This device's ID, if the store does not know it yet.", valueName: "id"))
+        @Option(
+            name: .customLong("this-device"),
+            help: ArgumentHelp("This device's ID, if the store does not know it yet.", valueName: "id"))
         var thisDevice: String?
         @OptionGroup var output: OutputOptions
         @Option(help: "Keep version N's content (0 is the current version, 1… the conflicts).") var take: Int?
-        @Option(name: .customLong("device"), help: ArgumentHelp("Keep the content of the version made by DEVICE.", valueName: "device"))
+        @Option(
+            name: .customLong("device"),
+            help: ArgumentHelp("Keep the content of the version made by DEVICE.", valueName: "device"))
         var fromDevice: String?
         @Option(help: "New content: a JSON object of fields ('-' for standard input).") var fields: String?
-        @Option(name: .customLong("schema-version"), help: "With --fields: the schema version of the new fields (default: the current version's).")
+        @Option(
+            name: .customLong("schema-version"),
+            help: "With --fields: the schema version of the new fields (default: the current version's).")
         var schemaVersion: Int64?
         @Argument(help: "The record's id.") var id: String
 
@@ -47,7 +53,8 @@ extension SyncctlCommand {
                     guard let record = try device.record(id) else { throw EngineError.noSuchRecord(id.rawValue) }
                     let versions = [record.version] + record.conflicts
                     guard let index = versions.firstIndex(where: { $0.modifiedBy?.rawValue == fromDevice }) else {
-                        throw UsageProblem(message: "no version of \(id) was made by \(fromDevice); see syncctl conflicts")
+                        throw UsageProblem(
+                            message: "no version of \(id) was made by \(fromDevice); see syncctl conflicts")
                     }
                     resolution = .take(index: index)
                 } else {

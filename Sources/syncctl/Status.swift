@@ -21,8 +21,13 @@ extension SyncctlCommand {
                 print("Device:         \(status.device)")
                 print("Shared folder:  \(status.sharedFolder)")
                 print("Store:          \(status.store)")
-                print("Published:      " + (status.publishedGeneration.map { "generation \($0) at \(status.lastPublished ?? "?")" } ?? "never"))
-                print("Records:        \(status.counts.live) live, \(status.counts.deleted) deleted, \(status.counts.inConflict) in conflict")
+                print(
+                    "Published:      "
+                        + (status.publishedGeneration.map { "generation \($0) at \(status.lastPublished ?? "?")" }
+                            ?? "never"))
+                print(
+                    "Records:        \(status.counts.live) live, \(status.counts.deleted) deleted, \(status.counts.inConflict) in conflict"
+                )
                 print("Sources:")
                 for source in status.sources {
                     var line = "  " + padded(source.name, 32) + " " + padded(source.device ?? "?", 16)
