@@ -22,8 +22,9 @@ public enum LocalEdit {
     public static func put(
         id: RecordID, type: String, fields: JSONObject, schemaVersion: Int64,
         current: ReadOnly.Record?, device: DeviceID, now: Timestamp
-    ) -> LocalEditOutcome {
+    ) throws(LocalEditError) -> LocalEditOutcome {
         guard let current else {
+            guard now <= Timestamp.latest else { throw .timeExhausted(id) }
             let version = ReadOnly.Version(
                 id: id, type: type, schemaVersion: schemaVersion, lastModified: now, modifiedBy: device,
                 versionVector: VersionVector([device: 1]), fields: fields)
@@ -33,23 +34,23 @@ public enum LocalEdit {
         content.schemaVersion = schemaVersion
         content.deleted = false
         content.fields = fields
-        return edit(current, content: content, device: device, now: now)
+        return try edit(current, content: content, device: device, now: now)
     }
 
     /// Deletes a record: a tombstone that carries no fields and keeps unknown keys.
     public static func delete(
         current: ReadOnly.Record, schemaVersion: Int64, device: DeviceID, now: Timestamp
-    ) -> LocalEditOutcome {
+    ) throws(LocalEditError) -> LocalEditOutcome {
         var content = current.version
         content.schemaVersion = schemaVersion
         content.deleted = true
         content.fields = JSONObject()
-        return edit(current, content: content, device: device, now: now)
+        return try edit(current, content: content, device: device, now: now)
     }
 
     private static func edit(
         _ current: ReadOnly.Record, content: ReadOnly.Version, device: DeviceID, now: Timestamp
-    ) -> LocalEditOutcome {
+    ) throws(LocalEditError) -> LocalEditOutcome {
         let winner = current.version
         var vector = winner.versionVector
         var highestOwn = winner.versionVector[device]
@@ -59,11 +60,13 @@ public enum LocalEdit {
                 vector = vector.merged(with: conflict.versionVector)
             }
         }
+        // Never write a count the format does not allow: refuse instead of publishing an unreadable version.
+        guard highestOwn < VersionVector.maximumCount else { throw .countExhausted(current.id, device) }
         vector[device] = highestOwn + 1
         let kept = current.conflicts.filter { !$0.versionVector.isDominated(by: vector) }
         let dropped = current.conflicts.filter { $0.versionVector.isDominated(by: vector) }
         let superseded = dropped.filter { !$0.hasSameContent(as: winner) }
-        let version = stamped(content, vector: vector, after: [winner] + dropped, device: device, now: now)
+        let version = try stamped(content, vector: vector, after: [winner] + dropped, device: device, now: now)
         return LocalEditOutcome(
             record: ReadOnly.Record(version: version, conflicts: kept),
             supersededOwn: superseded.filter { $0.modifiedBy == device },
@@ -75,13 +78,14 @@ public enum LocalEdit {
     static func stamped(
         _ content: ReadOnly.Version, vector: VersionVector, after superseded: [ReadOnly.Version],
         device: DeviceID, now: Timestamp
-    ) -> ReadOnly.Version {
+    ) throws(LocalEditError) -> ReadOnly.Version {
         var version = content
         let latest = superseded.compactMap(\.lastModified).max()
         var stamp = now
         if let latest, latest.milliseconds + 1 > now.milliseconds {
             stamp = Timestamp(milliseconds: latest.milliseconds + 1)
         }
+        guard stamp <= Timestamp.latest else { throw .timeExhausted(content.id) }
         version.lastModified = stamp
         version.modifiedBy = device
         version.versionVector = vector

@@ -8,18 +8,26 @@ public enum Resolution: Hashable, Sendable {
     case content(fields: JSONObject, schemaVersion: Int64)
 }
 
-/// Why a resolution cannot be made.
-public enum ResolutionError: Error, Hashable, Sendable, CustomStringConvertible {
+/// Why a local edit or resolution cannot be made; nothing is written.
+public enum LocalEditError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The record has no conflicts.
     case nothingToResolve(RecordID)
     /// `take` named a version that does not exist.
     case noSuchVersion(index: Int, count: Int)
+    /// This device's count in the record's vector is already 2^53−1, the largest the format allows.
+    case countExhausted(RecordID, DeviceID)
+    /// The clock rule would stamp the edit after 9999-12-31T23:59:59.999Z, the latest the format allows.
+    case timeExhausted(RecordID)
 
     public var description: String {
         switch self {
         case .nothingToResolve(let id): "record \(id) has no conflicts to resolve"
         case .noSuchVersion(let index, let count):
             "there is no version \(index): choose 0 (the current version) to \(count - 1)"
+        case .countExhausted(let id, let device):
+            "record \(id) cannot be edited by \(device): its edit count there is already 2^53-1, the largest the format allows (a version that high was written by hand); create a new record instead"
+        case .timeExhausted(let id):
+            "record \(id) cannot be edited: its current version is dated at the end of year 9999 (a clock far wrong), and an edit must be dated after it; create a new record instead"
         }
     }
 }
@@ -31,7 +39,7 @@ extension LocalEdit {
     /// this device's count raised by 1, so every device drops the conflicts when it merges it.
     public static func resolve(
         current: ReadOnly.Record, with resolution: Resolution, device: DeviceID, now: Timestamp
-    ) throws(ResolutionError) -> LocalEditOutcome {
+    ) throws(LocalEditError) -> LocalEditOutcome {
         guard !current.conflicts.isEmpty else { throw .nothingToResolve(current.id) }
         let all = [current.version] + current.conflicts
         var content: ReadOnly.Version
@@ -46,8 +54,9 @@ extension LocalEdit {
             content.schemaVersion = schemaVersion
         }
         var vector = all.reduce(VersionVector()) { $0.merged(with: $1.versionVector) }
+        guard vector[device] < VersionVector.maximumCount else { throw .countExhausted(current.id, device) }
         vector[device] = vector[device] + 1
-        let version = stamped(content, vector: vector, after: all, device: device, now: now)
+        let version = try stamped(content, vector: vector, after: all, device: device, now: now)
         return LocalEditOutcome(record: ReadOnly.Record(version: version), supersededOwn: [], supersededOthers: [])
     }
 }

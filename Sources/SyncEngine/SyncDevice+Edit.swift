@@ -27,7 +27,7 @@ extension SyncDevice {
                     "record \(id) is a \"\(current.version.type)\", not a \"\(type)\": a record keeps its type (put it with --type \(current.version.type))"
                 )
             }
-            return LocalEdit.put(
+            return try LocalEdit.put(
                 id: id, type: type, fields: fields, schemaVersion: schemaVersion ?? current?.version.schemaVersion ?? 1,
                 current: current, device: self.device, now: now)
         }
@@ -40,7 +40,7 @@ extension SyncDevice {
             if current.version.deleted && current.conflicts.isEmpty {
                 throw EngineError.invalidEdit("record \(id) is already deleted")
             }
-            return LocalEdit.delete(
+            return try LocalEdit.delete(
                 current: current, schemaVersion: schemaVersion ?? current.version.schemaVersion, device: self.device,
                 now: now)
         }
@@ -50,11 +50,7 @@ extension SyncDevice {
     public func resolve(id: RecordID, with resolution: Resolution) throws -> EditReport {
         try edit { session, now in
             guard let current = try session.record(id) else { throw EngineError.noSuchRecord(id.rawValue) }
-            do {
-                return try LocalEdit.resolve(current: current, with: resolution, device: self.device, now: now)
-            } catch let error as ResolutionError {
-                throw EngineError.invalidEdit(error.description)
-            }
+            return try LocalEdit.resolve(current: current, with: resolution, device: self.device, now: now)
         }
     }
 
@@ -62,7 +58,12 @@ extension SyncDevice {
     private func edit(_ make: @escaping (StoreSession, Timestamp) throws -> LocalEditOutcome) throws -> EditReport {
         try locked {
             let (report, outcome) = try pass { session, now -> LocalEditOutcome in
-                let outcome = try make(session, now)
+                let outcome: LocalEditOutcome
+                do {
+                    outcome = try make(session, now)
+                } catch let error as LocalEditError {
+                    throw EngineError.invalidEdit(error.description)
+                }
                 let merged = RecordMerge.merge(held: try session.record(outcome.record.id), incoming: [outcome.version])
                 try session.save(merged ?? outcome.record, at: now)
                 return outcome

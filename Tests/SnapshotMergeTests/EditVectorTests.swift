@@ -98,12 +98,12 @@ struct EditVectorTests {
         case "put":
             let id = try #require(record?.id ?? RecordID(try vector.string("id")))
             let type = try record?.version.type ?? vector.string("type")
-            return LocalEdit.put(
+            return try LocalEdit.put(
                 id: id, type: type, fields: try vector.fields(), schemaVersion: try vector.integer("schemaVersion"),
                 current: record, device: device, now: now)
         case "delete":
             let current = try #require(record)
-            return LocalEdit.delete(current: current, schemaVersion: try vector.integer("schemaVersion"), device: device, now: now)
+            return try LocalEdit.delete(current: current, schemaVersion: try vector.integer("schemaVersion"), device: device, now: now)
         case "resolve":
             let current = try #require(record)
             let resolution: Resolution

@@ -75,8 +75,10 @@ enum ContractReading {
 
     static func greater(_ a: ReadOnly.Version, _ b: ReadOnly.Version) -> Bool { order(a, b) > 0 }
 
-    /// A is dominated by B: every count of A is <= B's, and the vectors differ.
+    /// A is dominated by B: every count of A is <= B's, and the vectors differ. Domination is only
+    /// among versions with a vector (step 1): an empty vector is neither dominated nor dominating.
     static func dominated(_ a: VersionVector, by b: VersionVector) -> Bool {
+        guard !a.isEmpty, !b.isEmpty else { return false }
         let devices = Set(a.counts.keys).union(b.counts.keys)
         return devices.allSatisfy { a[$0] <= b[$0] } && devices.contains { a[$0] != b[$0] }
     }

@@ -85,9 +85,9 @@ struct WriterHistory {
                     outcome = try! LocalEdit.resolve(current: current, with: resolution, device: device, now: now)
                     isResolution = true
                 } else if (30..<40).contains(step.kind), let current {
-                    outcome = LocalEdit.delete(current: current, schemaVersion: 1, device: device, now: now)
+                    outcome = try! LocalEdit.delete(current: current, schemaVersion: 1, device: device, now: now)
                 } else {
-                    outcome = LocalEdit.put(
+                    outcome = try! LocalEdit.put(
                         id: id, type: "Note", fields: content, schemaVersion: step.value % 7 == 0 ? 2 : 1,
                         current: current, device: device, now: now)
                 }

@@ -1,0 +1,92 @@
+import SnapshotFormat
+import SnapshotMerge
+import Testing
+
+/// What a local edit writes must itself be a valid version under the contract's record rules:
+/// every other device (and this one, re-reading its own file) reads it with the strict reader.
+/// These tests start from records that are valid input but sit at the edge of the format's ranges.
+@Suite("Local edits at the edges of the format's ranges")
+struct LocalEditLimitTests {
+    /// Reads `version`'s normal form back as a reader would: its canonical bytes through the strict
+    /// I-JSON parser, then the record rules.
+    func readBack(_ version: ReadOnly.Version) -> String? {
+        let bytes = JSONValue.object(version.normalForm).canonicalBytes
+        let object: JSONObject
+        do {
+            guard case .object(let parsed) = try StrictJSON.parse(bytes) else { return "not an object" }
+            object = parsed
+        } catch {
+            return "the strict parser refuses it (a file holding it is skipped as a whole): \(error)"
+        }
+        do {
+            _ = try ReadOnly.Version(validating: object)
+            return nil
+        } catch {
+            return "the record is rejected: \(error)"
+        }
+    }
+
+    @Test("The input records of these tests are valid")
+    func inputsAreValid() {
+        #expect(readBack(Make.version(at: 0, by: "phone", vector: ["laptop": VersionVector.maximumCount])) == nil)
+        #expect(readBack(ReadOnly.Version(id: Make.id, type: "Note", lastModified: .latest)) == nil)
+    }
+
+    /// An edit would have to raise this device's count past 2^53-1, which no reader accepts (the file
+    /// holding it would be skipped whole): the edit is refused, and nothing is written.
+    @Test("An edit of a record where this device's count is already 2^53-1 is refused, not written unreadable")
+    func countAtMaximum() throws {
+        // Given a valid record in which laptop's count is the largest the contract allows
+        let current = ReadOnly.Record(
+            version: Make.version(at: 0, by: "phone", vector: ["laptop": VersionVector.maximumCount, "phone": 1], fields: #"{"n":1}"#),
+            conflicts: [Make.version(at: -1, by: "desk", vector: ["desk": 1], fields: #"{"n":0}"#)])
+        let laptop = Make.device("laptop")
+        let refusal = LocalEditError.countExhausted(Make.id, laptop)
+
+        // When laptop puts, deletes and resolves it, then each is refused
+        #expect(throws: refusal) {
+            try LocalEdit.put(id: Make.id, type: "Note", fields: Make.object(#"{"n":2}"#), schemaVersion: 1,
+                              current: current, device: laptop, now: Make.at(1_000))
+        }
+        #expect(throws: refusal) { try LocalEdit.delete(current: current, schemaVersion: 1, device: laptop, now: Make.at(1_000)) }
+        #expect(throws: refusal) {
+            try LocalEdit.resolve(current: current, with: .take(index: 0), device: laptop, now: Make.at(1_000))
+        }
+
+        // And another device, whose count is not exhausted, can still edit it into a readable version
+        let desk = try LocalEdit.put(id: Make.id, type: "Note", fields: Make.object(#"{"n":3}"#), schemaVersion: 1,
+                                     current: current, device: Make.device("desk"), now: Make.at(1_000))
+        #expect(readBack(desk.version) == nil)
+    }
+
+    /// The clock rule would date an edit of a version made at 9999-12-31T23:59:59.999Z in year 10000,
+    /// which every reader rejects: the edit is refused instead of being lost everywhere.
+    @Test("An edit of a version stamped at the last valid millisecond is refused, not stamped in year 10000")
+    func timestampAtMaximum() throws {
+        // Given a valid record made at the latest instant the contract allows (a clock far ahead)
+        let current = ReadOnly.Record(
+            version: ReadOnly.Version(id: Make.id, type: "Note", lastModified: .latest, modifiedBy: Make.device("phone"),
+                                      versionVector: Make.vector(["phone": 1])),
+            conflicts: [Make.version(at: 0, by: "desk", vector: ["desk": 1], fields: #"{"n":0}"#)])
+        let laptop = Make.device("laptop")
+        let refusal = LocalEditError.timeExhausted(Make.id)
+
+        // When laptop, with a sane clock, puts, deletes and resolves it, then each is refused
+        #expect(throws: refusal) {
+            try LocalEdit.put(id: Make.id, type: "Note", fields: Make.object(#"{"n":2}"#), schemaVersion: 1,
+                              current: current, device: laptop, now: Make.at(1_000))
+        }
+        #expect(throws: refusal) { try LocalEdit.delete(current: current, schemaVersion: 1, device: laptop, now: Make.at(1_000)) }
+        #expect(throws: refusal) {
+            try LocalEdit.resolve(current: current, with: .take(index: 1), device: laptop, now: Make.at(1_000))
+        }
+
+        // And an edit one millisecond before the end is still made, and readable
+        var earlier = current
+        earlier.version.lastModified = Timestamp(milliseconds: Timestamp.latest.milliseconds - 1)
+        let put = try LocalEdit.put(id: Make.id, type: "Note", fields: Make.object(#"{"n":2}"#), schemaVersion: 1,
+                                    current: earlier, device: laptop, now: Make.at(1_000))
+        #expect(put.version.lastModified == .latest)
+        #expect(readBack(put.version) == nil)
+    }
+}

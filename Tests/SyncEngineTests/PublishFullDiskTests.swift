@@ -1,0 +1,95 @@
+import Foundation
+import Logging
+import SnapshotFormat
+import SyncEngine
+import Testing
+
+/// A full disk while publishing, on a real (tiny) tmpfs: the merge is kept, nothing half-written is left.
+@Suite("Publishing on a full disk", .serialized)
+struct PublishFullDiskTests {
+    @Test(
+        "a full disk fails the publish with a clear error, keeps the merged store and leaves no temporary file",
+        .enabled(if: TinyFileSystem.canMount, "needs root to mount a tmpfs"))
+    func fullDiskWhilePublishing() throws {
+        // Given a peer's file on a 256 KiB file system filled up by a dot-file readers ignore
+        let disk = try TinyFileSystem(kilobytes: 256)
+        defer { disk.remove() }
+        let peer = Self.snapshot(device: "phone", records: 200)
+        try Data(peer).write(to: URL(fileURLWithPath: disk.path + "/phone.json"))
+        let filler = FileManager.default.createFile(atPath: disk.path + "/.filler", contents: nil)
+        #expect(filler)
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: disk.path + "/.filler"))
+        while (try? handle.write(contentsOf: Data(count: 4096))) != nil {}
+        try? handle.close()
+        let state = NSTemporaryDirectory() + "fulldisk-state-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: state) }
+        let settings = SyncSettings(sharedFolder: disk.path, stateDirectory: state, device: DeviceID("laptop"))
+        let device = try SyncDevice(settings: settings, logger: Logger(label: "test"))
+
+        // When this device merges and tries to publish
+        var failure: EngineError?
+        do {
+            _ = try device.merge()
+        } catch let error as EngineError {
+            failure = error
+        }
+
+        // Then the publish fails saying the disk is full, the merge is kept, no temporary file remains
+        guard case .publishFailed(_, _, let outOfSpace)? = failure else {
+            Issue.record("expected publishFailed, got \(String(describing: failure))")
+            return
+        }
+        #expect(outOfSpace)
+        #expect(failure?.description.contains("disk is full") == true)
+        #expect(try device.records().count == 200)
+        let names = try FileManager.default.contentsOfDirectory(atPath: disk.path).sorted()
+        #expect(names == [".filler", "phone.json"])
+        #expect(try Data(contentsOf: URL(fileURLWithPath: disk.path + "/phone.json")) == Data(peer))
+
+        // And once there is room again, the next merge publishes generation 1
+        try FileManager.default.removeItem(atPath: disk.path + "/.filler")
+        let report = try device.merge()
+        #expect(report.publishedGeneration == 1)
+        let published = try [UInt8](Data(contentsOf: URL(fileURLWithPath: disk.path + "/laptop.json")))
+        #expect(try SnapshotReader.read(bytes: published, fileName: "laptop.json").versions.count == 200)
+    }
+
+    static func snapshot(device: String, records: Int) -> [UInt8] {
+        var text = #"{"format":1,"device":"\#(device)","generation":1,"records":["#
+        for index in 0..<records {
+            let id = String(format: "00000000-0000-4000-8000-%012d", index)
+            text += index == 0 ? "" : ","
+            text += #"{"id":"\#(id)","type":"Note","lastModified":"2026-11-22T10:00:00.000Z","modifiedBy":"\#(device)","versionVector":{"\#(device)":1},"fields":{"text":"note \#(index) with some words"}}"#
+        }
+        return Array((text + "]}").utf8)
+    }
+}
+
+/// A tmpfs of a given size mounted on a fresh temporary directory (root only).
+struct TinyFileSystem {
+    let path: String
+
+    static var canMount: Bool { geteuid() == 0 }
+
+    init(kilobytes: Int) throws {
+        path = NSTemporaryDirectory() + "tinyfs-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        try Self.run("/bin/mount", ["-t", "tmpfs", "-o", "size=\(kilobytes)k", "tmpfs", path])
+    }
+
+    func remove() {
+        try? Self.run("/bin/umount", [path])
+        try? FileManager.default.removeItem(atPath: path)
+    }
+
+    private static func run(_ tool: String, _ arguments: [String]) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: tool)
+        process.arguments = arguments
+        try process.run()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw CocoaError(.fileWriteUnknown, userInfo: [NSLocalizedDescriptionKey: "\(tool) \(arguments) failed"])
+        }
+    }
+}
