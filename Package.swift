@@ -6,6 +6,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "syncctl", targets: ["syncctl"]),
+        .executable(name: "syncd", targets: ["syncd"]),
         .library(name: "SnapshotFormat", targets: ["SnapshotFormat"]),
         .library(name: "SnapshotMerge", targets: ["SnapshotMerge"]),
         .library(name: "SyncEngine", targets: ["SyncEngine"]),
@@ -17,12 +18,17 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
     ],
     targets: [
         // Pure: the wire contract. No I/O.
         .target(name: "SnapshotFormat"),
         // Pure: version vectors, the last-writer order, the merge, local edits. No I/O.
         .target(name: "SnapshotMerge", dependencies: ["SnapshotFormat"]),
+        // The only C: libinotifytools (Debian ships no pkg-config file: linked by name) and statfs.
+        .systemLibrary(name: "CInotifyTools", providers: [.apt(["libinotifytools0-dev"])]),
+        // The only importer of CInotifyTools: one watcher per process, on its own thread.
+        .target(name: "Inotify", dependencies: ["CInotifyTools"]),
         // SQLite through GRDB: the storage contract.
         .target(
             name: "SyncStore",
@@ -34,17 +40,36 @@ let package = Package(
         .target(
             name: "SyncEngine",
             dependencies: [
-                "SnapshotFormat", "SnapshotMerge", "SyncStore",
+                "SnapshotFormat", "SnapshotMerge", "SyncStore", "Inotify",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+            ]),
+        // The options, exit codes and error reporting both executables share.
+        .target(
+            name: "SyncCommandLine",
+            dependencies: [
+                "SyncEngine", "SnapshotFormat",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
             ]),
         .executableTarget(
             name: "syncctl",
             dependencies: [
-                "SyncEngine", "SnapshotFormat", "SnapshotMerge", "SyncStore",
+                "SyncEngine", "SnapshotFormat", "SnapshotMerge", "SyncStore", "SyncCommandLine",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+            ]),
+        .executableTarget(
+            name: "syncd",
+            dependencies: [
+                "SyncEngine", "SyncCommandLine",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Configuration", package: "swift-configuration"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),
         .testTarget(name: "SnapshotFormatTests", dependencies: ["SnapshotFormat"]),
         .testTarget(

@@ -3,17 +3,20 @@
 /// A file is a header, the records and a footer, so a writer can stream records out of the
 /// store without holding the whole file's tree in memory.
 public enum SnapshotWriter {
-    /// The bytes before the first record.
+    /// The bytes before the first record: `{"format":1,"device":…,"generation":…,"writtenAt":…,"records":[`.
+    ///
+    /// Written member by member: `records` must come last so records can stream after it, which
+    /// RFC 8785's order (where `writtenAt` sorts after `records`) would not give.
     public static func header(device: DeviceID, generation: Int64, writtenAt: Timestamp) -> [UInt8] {
-        var header = JSONObject()
-        header["format"] = .number(Double(ReadOnly.Snapshot.currentFormat))
-        header["device"] = .string(device.rawValue)
-        header["generation"] = .number(Double(generation))
-        header["writtenAt"] = .string(writtenAt.written)
-        header["records"] = .array([])
-        var bytes = JSONValue.object(header).canonicalBytes
-        // Canonical order puts "records" last: reopen its empty array.
-        bytes.removeLast(2)
+        var bytes = Array(#"{"format":"#.utf8)
+        JSONValue.number(Double(ReadOnly.Snapshot.currentFormat)).writeCanonical(into: &bytes)
+        bytes += Array(#","device":"#.utf8)
+        JSONValue.string(device.rawValue).writeCanonical(into: &bytes)
+        bytes += Array(#","generation":"#.utf8)
+        JSONValue.number(Double(generation)).writeCanonical(into: &bytes)
+        bytes += Array(#","writtenAt":"#.utf8)
+        JSONValue.string(writtenAt.written).writeCanonical(into: &bytes)
+        bytes += Array(#","records":["#.utf8)
         return bytes
     }
 

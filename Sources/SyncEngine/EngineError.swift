@@ -18,6 +18,8 @@ public enum EngineError: Error, Sendable, CustomStringConvertible {
     case noSuchRecord(String)
     /// A local edit that cannot be made as asked.
     case invalidEdit(String)
+    /// Another syncd already runs on this state directory.
+    case daemonRunning(pid: String, stateDirectory: String)
 
     public var description: String {
         switch self {
@@ -39,6 +41,8 @@ public enum EngineError: Error, Sendable, CustomStringConvertible {
             "no record with id \(id); see syncctl list --deleted"
         case .invalidEdit(let reason):
             reason
+        case .daemonRunning(let pid, let state):
+            "another syncd (PID \(pid.isEmpty ? "unknown" : pid)) is already running on the state directory \(state); stop it first, or give this one its own --state"
         }
     }
 }

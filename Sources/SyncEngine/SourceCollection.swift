@@ -7,13 +7,18 @@ import SyncStore
 struct SourceCollection {
     var incoming: [RecordID: [ReadOnly.Version]] = [:]
     var rows: [StoredSource] = []
+    /// The rows as the store held them before this pass, to write only what changed.
+    var previousRows: [String: StoredSource] = [:]
     var report = MergeReport()
     var presentNames: Set<String> = []
 }
 
 extension SyncDevice {
     /// Reads every source in the shared folder that changed since it was last read.
-    func collectSources(now: Timestamp) throws -> SourceCollection {
+    ///
+    /// With `rereadAll`, files are parsed again even when their stat is unchanged (after an inotify
+    /// overflow, a lost watch, or the periodic rescan).
+    func collectSources(now: Timestamp, rereadAll: Bool = false) throws -> SourceCollection {
         var collection = SourceCollection()
         collection.report.ownFile = folder.path(of: ownFileName)
         let (entries, ignored) = try folder.candidates()
@@ -21,6 +26,7 @@ extension SyncDevice {
         let (known, hasPublished) = try store.reading { session in
             (Dictionary(uniqueKeysWithValues: try session.sources().map { ($0.name, $0) }), try session.hasPublished())
         }
+        collection.previousRows = known
         for entry in entries {
             guard let status = entry.status else { continue }
             collection.presentNames.insert(entry.name)
@@ -33,14 +39,14 @@ extension SyncDevice {
             }
             readSource(
                 entry.name, status: status, previous: known[entry.name], hasPublished: hasPublished, now: now,
-                into: &collection)
+                rereadAll: rereadAll, into: &collection)
         }
         return collection
     }
 
     private func readSource(
         _ name: String, status: FileStatus, previous: StoredSource?, hasPublished: Bool, now: Timestamp,
-        into collection: inout SourceCollection
+        rereadAll: Bool, into collection: inout SourceCollection
     ) {
         var row = StoredSource(
             name: name, fileSystemDevice: status.fileSystemDevice, inode: status.inode, size: status.size,
@@ -51,8 +57,10 @@ extension SyncDevice {
             row.generation = previous.generation
             row.highestGeneration = previous.highestGeneration
             row.lastMergedAt = previous.lastMergedAt
-            if previous.hasSameStat(as: row) {
-                row.lastProblem = previous.lastProblem
+            if previous.hasSameStat(as: row), !rereadAll {
+                // Unchanged: keep the row as it was, so an idle pass writes nothing.
+                row = previous
+                row.present = true
                 collection.rows.append(row)
                 collection.report.sources.append(
                     SourceOutcome(

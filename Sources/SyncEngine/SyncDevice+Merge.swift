@@ -8,30 +8,50 @@ extension SyncDevice {
     ///
     /// Everything valid merges even when some sources or records are rejected: see
     /// ``MergeReport/hasRejections``.
-    public func merge() throws -> MergeReport {
-        try locked { try pass(edit: Optional<(StoreSession, Timestamp) throws -> Void>.none).report }
+    ///
+    /// - Parameters:
+    ///   - rereadAll: parse every file again even when its stat is unchanged.
+    ///   - checkPublication: compare this device's file with the store even when nothing changed.
+    public func merge(rereadAll: Bool = false, checkPublication: Bool = true) throws -> MergeReport {
+        try locked {
+            try pass(
+                rereadAll: rereadAll, checkPublication: checkPublication,
+                edit: Optional<(StoreSession, Timestamp) throws -> Void>.none
+            ).report
+        }
     }
 
     /// One merge pass, optionally with a local edit applied in the same transaction after the
     /// merge (so an edit always builds on everything in the folder: the contract's start-up rule).
-    func pass<Edit>(edit: ((StoreSession, Timestamp) throws -> Edit)?) throws -> (report: MergeReport, edit: Edit?) {
+    ///
+    /// With `checkPublication` false, this device's file is compared with the store only when the
+    /// pass changed a record or the file is not the one last published (the daemon's cheap pass).
+    func pass<Edit>(
+        rereadAll: Bool = false, checkPublication: Bool = true, edit: ((StoreSession, Timestamp) throws -> Edit)?
+    ) throws -> (report: MergeReport, edit: Edit?) {
         let now = clock()
         removeStaleTemporaryFiles()
-        var collection = try collectSources(now: now)
+        var collection = try collectSources(now: now, rereadAll: rereadAll)
         let result = try store.transaction { session -> (Publication?, Edit?) in
+            var changedRecords = 0
             for (id, versions) in collection.incoming {
                 let held = try session.record(id)
                 guard let merged = RecordMerge.merge(held: held, incoming: versions), merged != held else { continue }
                 tally(from: held, to: merged, into: &collection.report)
                 try session.save(merged, at: now)
+                changedRecords += 1
             }
-            for row in collection.rows { try session.save(row) }
+            for row in collection.rows where row != collection.previousRows[row.name] { try session.save(row) }
             try session.markAbsent(except: collection.presentNames)
             let edited = try edit?(session, now)
             collection.report.conflicts = try session.counts().inConflict
-            let publication = try planPublication(
-                session, now: now, ownFileRow: collection.rows.first { $0.name == ownFileName })
-            return (publication, edited)
+            let ownFileRow = collection.rows.first { $0.name == ownFileName }
+            let latest = try session.latestCompletedPublication()
+            let ownFileIsCurrent = ownFileRow.map { $0.present && $0.generation == latest?.generation } ?? false
+            guard checkPublication || changedRecords > 0 || edited != nil || !ownFileIsCurrent else {
+                return (nil, edited)
+            }
+            return (try planPublication(session, now: now, ownFileRow: ownFileRow), edited)
         }
         if let publication = result.0 {
             try publish(publication)

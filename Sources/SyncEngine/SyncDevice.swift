@@ -5,7 +5,7 @@ import SyncStore
 /// One device taking part in a shared folder: its settings, its store and its shared folder.
 ///
 /// Every command of `syncctl` (and `syncd`'s merge pass) goes through this value.
-public final class SyncDevice {
+public final class SyncDevice: Sendable {
     /// The resolved settings.
     public let settings: SyncSettings
     /// This device's ID.

@@ -63,21 +63,8 @@ public struct SyncSettings: Sendable, Hashable {
         if let state = commandLine.state { given["state"] = ConfigValue(.string(state), isSecret: false) }
         if let device = commandLine.device { given["device"] = ConfigValue(.string(device), isSecret: false) }
         if let size = commandLine.maxFileSize { given["maxFileSize"] = ConfigValue(.int(Int(size)), isSecret: false) }
-        var providers: [any ConfigProvider] = [
-            InMemoryProvider(name: "command line", values: given),
-            EnvironmentVariablesProvider(environmentVariables: environment).prefixKeys(with: "syncd"),
-        ]
-        for path in configurationFiles(
-            explicit: commandLine.config ?? environment["SYNCD_CONFIG"], environment: environment)
-        {
-            do {
-                providers.append(
-                    try await FileProvider<JSONSnapshot>(filePath: FilePath(path.path), allowMissing: !path.isExplicit))
-            } catch {
-                throw SettingsError.unreadableConfiguration(path: path.path, reason: String(describing: error))
-            }
-        }
-        let reader = ConfigReader(providers: providers)
+        let reader = try await configurationReader(
+            config: commandLine.config, environment: environment, commandLine: given)
         guard let shared = reader.string(forKey: "shared"), !shared.isEmpty else { throw SettingsError.noSharedFolder }
         let state = reader.string(forKey: "state") ?? defaultStateDirectory(environment: environment)
         guard let state, !state.isEmpty else { throw SettingsError.noStateDirectory }
@@ -91,6 +78,29 @@ public struct SyncSettings: Sendable, Hashable {
         }
         let maxFileSize = Int64(reader.int(forKey: "maxFileSize") ?? Int(defaultMaxFileSize))
         return SyncSettings(sharedFolder: shared, stateDirectory: state, device: device, maxFileSize: maxFileSize)
+    }
+
+    /// A reader of every configuration source but the command line: `SYNCD_*` variables, then the
+    /// configuration file named by `config` (or `SYNCD_CONFIG`), else the user's and the system's.
+    ///
+    /// Keys: `shared`, `state`, `device`, `maxFileSize`, and the daemon's `settleMilliseconds`,
+    /// `rescanIntervalSeconds`, `pollIntervalSeconds`, `alwaysPoll`, `logLevel`.
+    public static func configurationReader(
+        config: String?, environment: [String: String], commandLine: [AbsoluteConfigKey: ConfigValue] = [:]
+    ) async throws -> ConfigReader {
+        var providers: [any ConfigProvider] = [
+            InMemoryProvider(name: "command line", values: commandLine),
+            EnvironmentVariablesProvider(environmentVariables: environment).prefixKeys(with: "syncd"),
+        ]
+        for path in configurationFiles(explicit: config ?? environment["SYNCD_CONFIG"], environment: environment) {
+            do {
+                providers.append(
+                    try await FileProvider<JSONSnapshot>(filePath: FilePath(path.path), allowMissing: !path.isExplicit))
+            } catch {
+                throw SettingsError.unreadableConfiguration(path: path.path, reason: String(describing: error))
+            }
+        }
+        return ConfigReader(providers: providers)
     }
 
     /// The state directory when none is given: `$STATE_DIRECTORY` under systemd, else

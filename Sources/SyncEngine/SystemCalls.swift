@@ -247,3 +247,41 @@ enum SystemCalls {
 func sleepBriefly() {
     usleep(50_000)
 }
+
+extension SystemCalls {
+    /// Sends one datagram to the `AF_UNIX` socket at `path` (`@name` for an abstract address),
+    /// as the sd_notify protocol wants: one socket, one `sendto` per message.
+    static func sendDatagram(_ message: String, toUnixSocket path: String) throws(SystemCallError) {
+        let descriptor = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard descriptor >= 0 else { throw SystemCallError(call: "socket", subject: path, errno: errno) }
+        defer { Glibc.close(descriptor) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        var pathBytes = Array(path.utf8)
+        let isAbstract = pathBytes.first == UInt8(ascii: "@")
+        if isAbstract { pathBytes[0] = 0 }
+        let capacity = MemoryLayout.size(ofValue: address.sun_path)
+        guard pathBytes.count < capacity else {
+            throw SystemCallError(call: "sendto", subject: path, errno: ENAMETOOLONG)
+        }
+        withUnsafeMutableBytes(of: &address.sun_path) { buffer in
+            buffer.copyBytes(from: pathBytes)
+        }
+        // An abstract address's length excludes a trailing NUL; a path's includes it.
+        let length = MemoryLayout<sa_family_t>.size + pathBytes.count + (isAbstract ? 0 : 1)
+        let bytes = Array(message.utf8)
+        let sent = withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
+                bytes.withUnsafeBytes { buffer in
+                    sendto(descriptor, buffer.baseAddress, buffer.count, Int32(MSG_NOSIGNAL), socketAddress, socklen_t(length))
+                }
+            }
+        }
+        guard sent >= 0 else { throw SystemCallError(call: "sendto", subject: path, errno: errno) }
+    }
+
+    /// Whether the directory at `path` exists (following links).
+    static func isDirectory(_ path: String) -> Bool {
+        (try? status(path))?.kind == .directory
+    }
+}

@@ -133,6 +133,7 @@ public struct StoreSession {
     /// Marks every source not in `names` as absent from the folder (it is never forgotten).
     public func markAbsent(except names: Set<String>) throws {
         for source in try sources() where source.present && !names.contains(source.name) {
+            // Only rows that change are written: an idle pass writes nothing.
             var absent = source
             absent.present = false
             try absent.update(db)

@@ -35,6 +35,12 @@ public final class SyncStore: Sendable {
         try writer.read { db in try work(StoreSession(db: db)) }
     }
 
+    /// A number that changes whenever another connection (another process: `syncctl`, an app)
+    /// commits to the store; this process's own commits leave it alone (`PRAGMA data_version`).
+    public func externalChangeToken() throws -> Int {
+        try writer.writeWithoutTransaction { db in try Int.fetchOne(db, sql: "PRAGMA data_version") ?? 0 }
+    }
+
     /// The names of the migrations applied to this database, oldest first.
     public func appliedMigrations() throws -> [String] {
         try writer.read { db in try Self.migrator.appliedIdentifiers(db).sorted() }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import SyncCommandLine
 import SnapshotFormat
 import SyncEngine
 

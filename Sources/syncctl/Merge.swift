@@ -1,4 +1,5 @@
 import ArgumentParser
+import SyncCommandLine
 import SyncEngine
 
 extension SyncctlCommand {

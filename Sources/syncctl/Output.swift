@@ -1,10 +1,6 @@
 import Foundation
+import SyncCommandLine
 import SnapshotFormat
-
-/// Prints one line to standard error, prefixed so it stands out in scripts' logs.
-func printError(_ message: String) {
-    FileHandle.standardError.write(Data("syncctl: \(message)\n".utf8))
-}
 
 /// Prints a Codable value as pretty JSON with sorted keys.
 func printJSON(_ value: some Encodable) throws {

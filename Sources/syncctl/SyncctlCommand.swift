@@ -1,4 +1,5 @@
 import ArgumentParser
+import SyncCommandLine
 
 /// `syncctl`: the manual tool of SnapshotSync.
 @main

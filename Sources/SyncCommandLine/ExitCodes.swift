@@ -1,28 +1,29 @@
 import ArgumentParser
+import Foundation
 import SyncEngine
 
-/// syncctl's documented exit codes (docs/syncctl.md); sysexits(3) values where one fits.
-enum SyncctlExit {
+/// The documented exit codes of syncctl and syncd (docs/syncctl.md); sysexits(3) values where one fits.
+public enum SyncctlExit {
     /// Everything valid merged, but some source or record was skipped or rejected.
-    static let mergedWithRejections = ExitCode(3)
+    public static let mergedWithRejections = ExitCode(3)
     /// The record asked for does not exist.
-    static let notFound = ExitCode(4)
+    public static let notFound = ExitCode(4)
     /// The input given (fields, a choice) is not usable.
-    static let dataError = ExitCode(65)
+    public static let dataError = ExitCode(65)
     /// The shared folder is missing.
-    static let noInput = ExitCode(66)
+    public static let noInput = ExitCode(66)
     /// The state directory cannot be created or used.
-    static let cannotCreate = ExitCode(73)
+    public static let cannotCreate = ExitCode(73)
     /// Writing this device's file failed (a full disk…); the store is intact.
-    static let ioError = ExitCode(74)
+    public static let ioError = ExitCode(74)
     /// Another syncd or syncctl holds the state directory.
-    static let busy = ExitCode(75)
+    public static let busy = ExitCode(75)
     /// A setting is missing or wrong.
-    static let configuration = ExitCode(78)
+    public static let configuration = ExitCode(78)
 }
 
 /// Runs a command body, printing any failure as one clear line and exiting with its code.
-func reportingFailures(_ body: () async throws -> Void) async throws {
+public func reportingFailures(_ body: () async throws -> Void) async throws {
     do {
         try await body()
     } catch let error as ExitCode {
@@ -51,10 +52,21 @@ private func exitCode(for error: EngineError) -> ExitCode {
     case .publishFailed: SyncctlExit.ioError
     case .noSuchRecord: SyncctlExit.notFound
     case .invalidEdit: SyncctlExit.dataError
+    case .daemonRunning: SyncctlExit.busy
     }
 }
 
 /// A problem with what the user gave a command, said in one sentence.
-struct UsageProblem: Error {
-    var message: String
+public struct UsageProblem: Error {
+    /// The sentence.
+    public var message: String
+
+    /// A problem described by `message`.
+    public init(message: String) { self.message = message }
+}
+
+/// Prints one line to standard error, prefixed with the program's name so it stands out in logs.
+public func printError(_ message: String) {
+    let program = (CommandLine.arguments.first ?? "syncctl").split(separator: "/").last.map(String.init) ?? "syncctl"
+    FileHandle.standardError.write(Data("\(program): \(message)\n".utf8))
 }

@@ -1,0 +1,125 @@
+import CInotifyTools
+import Foundation
+import Synchronization
+
+/// Watches directories with inotify through libinotifytools and delivers what happens as an `AsyncStream`.
+///
+/// libinotifytools keeps process-wide state, is not thread-safe and blocks while it waits, so one
+/// watcher owns it, on a thread of its own (never Swift's cooperative pool). The thread waits at
+/// most one second at a time, so stopping it or changing what it watches takes at most that long.
+///
+/// - Important: create at most one watcher per process.
+public final class DirectoryWatcher: Sendable {
+    /// What the watched directories report. inotify is a hint: a reader rescans to learn the truth.
+    public enum Event: Sendable, Hashable {
+        /// An entry was written and closed, renamed into, or removed from a watched directory.
+        case entryChanged(directory: String, name: String)
+        /// The kernel's event queue overflowed: events were lost, rescan everything.
+        case overflow
+        /// A watched directory was deleted, moved or unmounted: its watch is gone.
+        case directoryGone(String)
+    }
+
+    /// The events, in order; finishes when the watcher stops.
+    public let events: AsyncStream<Event>
+
+    private let continuation: AsyncStream<Event>.Continuation
+    private let pending = Mutex(Commands())
+
+    private struct Commands: Sendable {
+        var watch: [String] = []
+        var stop = false
+    }
+
+    /// Starts watching `directories` on a new thread.
+    ///
+    /// - Throws: ``InotifyError`` when inotify cannot be initialized or a directory not watched
+    ///   (for instance `fs.inotify.max_user_watches` reached).
+    public init(directories: [String]) throws(InotifyError) {
+        (events, continuation) = AsyncStream.makeStream(of: Event.self, bufferingPolicy: .unbounded)
+        guard inotifytools_initialize() != 0 else { throw InotifyError.initialization(errno: inotifytools_error()) }
+        for directory in directories {
+            try Self.watch(directory)
+        }
+        // The thread holds the watcher until it stops.
+        let owner = Thread { [self] in run() }
+        owner.name = "inotify"
+        owner.start()
+    }
+
+    /// Watches `directory` again (after it was deleted and recreated); done on the owner thread.
+    public func rewatch(_ directory: String) {
+        pending.withLock { $0.watch.append(directory) }
+    }
+
+    /// Stops the thread; the event stream finishes within about a second.
+    public func stop() {
+        pending.withLock { $0.stop = true }
+    }
+
+    /// The events a shared or state directory is watched for.
+    static let mask = IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_MODIFY | IN_DELETE_SELF | IN_MOVE_SELF
+
+    private static func watch(_ directory: String) throws(InotifyError) {
+        // A stale entry for a dead watch of the same path would make the library refuse it.
+        _ = inotifytools_remove_watch_by_filename(directory)
+        guard inotifytools_watch_file(directory, Int32(mask)) != 0 else {
+            throw InotifyError.watch(directory: directory, errno: inotifytools_error())
+        }
+    }
+
+    private func run() {
+        while true {
+            let commands = pending.withLock { state -> Commands in
+                defer { state.watch = [] }
+                return state
+            }
+            if commands.stop { break }
+            for directory in commands.watch {
+                do {
+                    try Self.watch(directory)
+                } catch {
+                    continuation.yield(.directoryGone(directory))
+                }
+            }
+            // Whole seconds only; 0 would block forever.
+            guard let pointer = inotifytools_next_event(1) else { continue }
+            if let event = Self.copy(pointer) { continuation.yield(event) }
+        }
+        inotifytools_cleanup()
+        continuation.finish()
+    }
+
+    /// Copies one event out: the library's pointer is valid only until its next call.
+    private static func copy(_ pointer: UnsafeMutablePointer<inotify_event>) -> Event? {
+        let mask = pointer.pointee.mask
+        if mask & UInt32(IN_Q_OVERFLOW) != 0 { return .overflow }
+        let directory = inotifytools_filename_from_wd(pointer.pointee.wd).map { String(cString: $0) } ?? ""
+        let path = directory.hasSuffix("/") ? String(directory.dropLast()) : directory
+        if mask & UInt32(IN_DELETE_SELF | IN_MOVE_SELF | IN_UNMOUNT) != 0 || mask & UInt32(IN_IGNORED) != 0 {
+            return .directoryGone(path)
+        }
+        let length = Int(pointer.pointee.len)
+        guard length > 0 else { return nil }
+        // The flexible `name[]` member does not import: read it from the bytes after the struct.
+        let name = UnsafeRawPointer(pointer).advanced(by: MemoryLayout<inotify_event>.size)
+            .withMemoryRebound(to: CChar.self, capacity: length) { String(cString: $0) }
+        return .entryChanged(directory: path, name: name)
+    }
+}
+
+/// inotify could not be set up, with what to do about it.
+public enum InotifyError: Error, Sendable, CustomStringConvertible {
+    case initialization(errno: Int32)
+    case watch(directory: String, errno: Int32)
+
+    public var description: String {
+        switch self {
+        case .initialization(let code):
+            "inotify cannot be initialized (\(String(cString: strerror(code)))); if fs.inotify.max_user_instances is reached, raise it: sysctl -w fs.inotify.max_user_instances=512"
+        case .watch(let directory, let code):
+            "cannot watch \(directory) (\(String(cString: strerror(code))))"
+                + (code == ENOSPC ? "; fs.inotify.max_user_watches is too low: raise it with sysctl -w fs.inotify.max_user_watches=65536" : "")
+        }
+    }
+}

@@ -1,0 +1,97 @@
+import ArgumentParser
+import Foundation
+import Logging
+import SyncEngine
+
+/// The options every `syncctl` subcommand and `syncd` share: where the folder and store are, and
+/// which device this is.
+public struct GlobalOptions: ParsableArguments {
+    @OptionGroup public var location: LocationOptions
+
+    @Option(
+        name: [.long, .customLong("this-device")],
+        help: ArgumentHelp(
+            "This device's ID: 1-64 of a-z 0-9 . _ -. Needed the first time; the store remembers it.", valueName: "id"))
+    public var device: String?
+
+    public init() {}
+
+    /// Opens this device as the settings say (for `syncctl`).
+    public func openDevice() async throws -> SyncDevice {
+        try await location.openDevice(device: device)
+    }
+
+    /// The settings as the options, environment and configuration files give them.
+    public func settings() async throws -> SyncSettings {
+        try await location.settings(device: device)
+    }
+}
+
+/// Where the shared folder, state and configuration are (everything global but the device ID,
+/// which `syncctl resolve --device` uses for another meaning).
+public struct LocationOptions: ParsableArguments {
+    @Option(
+        name: .long, help: ArgumentHelp("The shared folder holding every device's <device>.json.", valueName: "dir"))
+    public var shared: String?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "This device's state directory (default: $XDG_STATE_HOME/syncd, i.e. ~/.local/state/syncd).",
+            valueName: "dir"))
+    public var state: String?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "A JSON configuration file to use instead of ~/.config/syncd/config.json and /etc/syncd/config.json.",
+            valueName: "file"))
+    public var config: String?
+
+    @Option(
+        name: .customLong("max-file-size"),
+        help: ArgumentHelp("Refuse snapshot files larger than this many bytes (default 1 GiB).", valueName: "bytes"))
+    public var maxFileSize: Int64?
+
+    @Option(
+        name: .customLong("log-level"),
+        help: "Diagnostics on standard error: trace, debug, info, notice, warning, error, critical (default: error for syncctl, notice for syncd).")
+    public var logLevel: Logger.Level?
+
+    public init() {}
+
+    /// The settings as the options, environment and configuration files give them.
+    public func settings(device: String?) async throws -> SyncSettings {
+        try await SyncSettings.resolve(
+            commandLine: .init(shared: shared, state: state, device: device, config: config, maxFileSize: maxFileSize),
+            environment: ProcessInfo.processInfo.environment)
+    }
+
+    /// Opens this device as the settings say, logging at `--log-level` (default: errors only).
+    public func openDevice(device: String?) async throws -> SyncDevice {
+        let settings = try await settings(device: device)
+        let control = bootstrapLogging(defaultLevel: .error)
+        _ = control
+        return try SyncDevice(settings: settings, logger: Logger(label: "syncctl"))
+    }
+
+    /// Sends every log line to standard error at `--log-level`, and returns the control of that level.
+    public func bootstrapLogging(defaultLevel: Logger.Level) -> LogLevelControl {
+        let control = LogLevelControl(logLevel ?? defaultLevel)
+        let environment = ProcessInfo.processInfo.environment
+        LoggingSystem.bootstrap { label in
+            StandardErrorLogHandler(label: label, control: control, environment: environment)
+        }
+        return control
+    }
+}
+
+/// `--json` for commands that print data.
+public struct OutputOptions: ParsableArguments {
+    @Flag(name: .long, help: "Print JSON for scripts instead of text for people.")
+    public var json = false
+
+    public init() {}
+}
+
+extension Logger.Level: @retroactive ExpressibleByArgument {}

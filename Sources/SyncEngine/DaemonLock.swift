@@ -1,0 +1,25 @@
+/// The lock that makes a second `syncd` on the same state directory refuse to start.
+///
+/// `flock(2)` on `<state>/syncd.pid`, held for the daemon's whole life and released by the kernel
+/// when the process exits, even by SIGKILL; the file holds the PID for the message.
+public final class DaemonLock {
+    private let descriptor: Int32
+
+    /// Takes the lock, or throws ``EngineError/daemonRunning(pid:stateDirectory:)``.
+    public init(stateDirectory: String) throws {
+        try SystemCalls.createDirectories(stateDirectory)
+        let path = stateDirectory + "/syncd.pid"
+        descriptor = try SystemCalls.openOrCreate(path)
+        guard try SystemCalls.tryLockExclusively(descriptor, path: path) else {
+            let holder = (try? SystemCalls.readAll(descriptor, expectedSize: 16, path: path))
+                .map { String(decoding: $0, as: UTF8.self).trimmingSpaces } ?? ""
+            SystemCalls.close(descriptor)
+            throw EngineError.daemonRunning(pid: holder, stateDirectory: stateDirectory)
+        }
+        try SystemCalls.overwrite(descriptor, with: "\(SystemCalls.processID)\n", path: path)
+    }
+
+    deinit {
+        SystemCalls.close(descriptor)
+    }
+}

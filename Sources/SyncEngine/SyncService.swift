@@ -1,0 +1,150 @@
+import Dispatch
+import Inotify
+import Logging
+import ServiceLifecycle
+import SnapshotFormat
+import Synchronization
+
+/// The daemon: keeps this device in step with the shared folder until asked to stop.
+///
+/// inotify is a hint and the scan is the truth: events schedule a merge pass once the folder has
+/// been quiet for a moment; an overflow, a lost watch or the periodic rescan makes the pass read
+/// every file again; on NFS, SMB and FUSE mounts it polls. It also notices other processes writing
+/// the store (`syncctl put`, apps) and publishes their changes.
+public final class SyncService: Service, Sendable {
+    let device: SyncDevice
+    let notify: NotifySocket?
+    let logger: Logger
+    let timings: Mutex<DaemonTimings>
+    let reload: @Sendable () async throws -> DaemonTimings
+    let scheduler = PassScheduler()
+    let passes = Mutex(PassStatistics())
+
+    /// What the daemon has done, for `STATUS=` and the log.
+    struct PassStatistics: Sendable {
+        var count = 0
+        var lastReport: MergeReport?
+        var lastError: String?
+        var storeToken: Int?
+        var folderMissing = false
+    }
+
+    /// A service for `device`; `reload` re-reads the configuration on SIGHUP.
+    public init(
+        device: SyncDevice, timings: DaemonTimings, notify: NotifySocket?, logger: Logger,
+        reload: @escaping @Sendable () async throws -> DaemonTimings
+    ) {
+        self.device = device
+        self.timings = Mutex(timings)
+        self.notify = notify
+        self.logger = logger
+        self.reload = reload
+    }
+
+    public func run() async throws {
+        let remote = RemoteFileSystem.name(of: device.folder.path)
+        let watcher = try DirectoryWatcher(directories: [device.folder.path, device.settings.stateDirectory])
+        if let remote {
+            logger.notice(
+                "the shared folder is on \(remote): inotify does not see other machines' changes there, so it is scanned every \(timings.withLock { $0.pollInterval })",
+                metadata: ["folder.path": "\(device.folder.path)", "folder.filesystem": "\(remote)"])
+        }
+        scheduler.request { $0.rereadAll = true; $0.storeMayHaveChanged = true }
+        await withDiscardingTaskGroup { group in
+            group.addTask { await self.forward(watcher.events, watcher: watcher) }
+            group.addTask { await self.repeatEvery({ $0.rescanInterval }) { $0.rereadAll = true } }
+            if remote != nil || timings.withLock({ $0.alwaysPoll }) {
+                group.addTask { await self.repeatEvery({ $0.pollInterval }) { $0.folderChanged = true } }
+            }
+            if let interval = notify?.watchdogInterval {
+                group.addTask { await self.pingWatchdog(every: interval) }
+            }
+            group.addTask { await self.reloadOnHangup() }
+            await runPasses()
+            send("STOPPING=1")
+            watcher.stop()
+            group.cancelAll()
+        }
+        logger.notice("syncd stopped")
+    }
+
+    /// The loop: one pass at a time, after the folder has settled, until graceful shutdown.
+    private func runPasses() async {
+        var isReady = false
+        for await _ in scheduler.signals.cancelOnGracefulShutdown() {
+            let settle = timings.withLock { $0.settle }
+            while case let wait = scheduler.remainingSettleTime(settle), wait > .zero {
+                try? await Task.sleep(for: wait)
+            }
+            guard let request = scheduler.take() else { continue }
+            await runPass(request)
+            if !isReady {
+                isReady = true
+                send("READY=1")
+                logger.notice("syncd is ready", metadata: ["device.id": "\(device.device)", "folder.path": "\(device.folder.path)"])
+            }
+            send("STATUS=" + statusLine())
+        }
+    }
+
+    /// Runs one merge pass on a thread of its own: it blocks on files and SQLite.
+    private func runPass(_ request: PassRequest) async {
+        let device = device
+        var checkStore = request.storeMayHaveChanged
+        if checkStore {
+            let token = try? device.store.externalChangeToken()
+            checkStore = passes.withLock { $0.storeToken == nil || $0.storeToken != token }
+            passes.withLock { $0.storeToken = token }
+            // Only the store changed, and only by this process: nothing to do.
+            if !checkStore && !request.folderChanged && !request.rereadAll { return }
+        }
+        let checkPublication = checkStore
+        let outcome: Result<MergeReport, any Error> = await withCheckedContinuation { done in
+            DispatchQueue.global(qos: .utility).async {
+                done.resume(
+                    returning: Result { try device.merge(rereadAll: request.rereadAll, checkPublication: checkPublication) })
+            }
+        }
+        passes.withLock { statistics in
+            statistics.count += 1
+            switch outcome {
+            case .success(let report):
+                statistics.lastReport = report
+                statistics.lastError = nil
+                statistics.folderMissing = false
+            case .failure(let error):
+                statistics.lastError = String(describing: error)
+                if case EngineError.sharedFolderMissing? = error as? EngineError { statistics.folderMissing = true }
+            }
+        }
+        if case .failure(let error) = outcome {
+            logger.error("merge pass failed: \(error)", metadata: ["folder.path": "\(device.folder.path)"])
+        }
+    }
+
+    /// A one-line summary for systemd's `STATUS=`.
+    func statusLine() -> String {
+        passes.withLock { statistics in
+            if statistics.folderMissing { return "shared folder \(device.folder.path) is missing; waiting for it" }
+            if let error = statistics.lastError { return "last merge failed: \(error)" }
+            guard let report = statistics.lastReport else { return "starting" }
+            var line = "\(report.sources.count) sources"
+            let counts = try? device.store.reading { try $0.counts() }
+            if let counts { line += ", \(counts.live) records" }
+            line += report.conflicts > 0 ? ", \(report.conflicts) in conflict" : ", no conflicts"
+            let rejected = report.sources.filter { $0.status == .skipped || $0.status == .rejected }.count
+            if rejected > 0 { line += ", \(rejected) files not merged" }
+            if !report.warnings.isEmpty { line += ", warnings: see the log" }
+            return line
+        }
+    }
+
+    func send(_ message: String) {
+        guard let notify else { return }
+        do {
+            try notify.send(message)
+        } catch {
+            logger.warning("cannot notify systemd: \(error)")
+        }
+    }
+}

@@ -1,0 +1,34 @@
+import Configuration
+import Foundation
+import Logging
+import SyncEngine
+
+/// The daemon's own settings: read at start and again on SIGHUP.
+struct DaemonSettings: Sendable {
+    /// What the command line said; nil where it said nothing.
+    var config: String?
+    var settleMilliseconds: Int?
+    var rescanSeconds: Int?
+    var pollSeconds: Int?
+    var alwaysPoll: Bool
+    var logLevel: Logger.Level?
+
+    /// Timings and log level by the usual precedence: options, `SYNCD_*`, configuration files, defaults.
+    func timingsAndLevel() async throws -> (timings: DaemonTimings, level: Logger.Level?) {
+        let reader = try await SyncSettings.configurationReader(
+            config: config, environment: ProcessInfo.processInfo.environment)
+        let defaults = DaemonTimings()
+        let settle = settleMilliseconds ?? reader.int(forKey: "settleMilliseconds")
+        let rescan = rescanSeconds ?? reader.int(forKey: "rescanIntervalSeconds")
+        let poll = pollSeconds ?? reader.int(forKey: "pollIntervalSeconds")
+        let level = logLevel ?? reader.string(forKey: "logLevel").flatMap(Logger.Level.init(rawValue:))
+        return (
+            DaemonTimings(
+                settle: settle.map { .milliseconds($0) } ?? defaults.settle,
+                rescanInterval: rescan.map { .seconds($0) } ?? defaults.rescanInterval,
+                pollInterval: poll.map { .seconds($0) } ?? defaults.pollInterval,
+                alwaysPoll: alwaysPoll || reader.bool(forKey: "alwaysPoll", default: false)),
+            level
+        )
+    }
+}

@@ -1,0 +1,78 @@
+import ArgumentParser
+import Foundation
+import Logging
+import ServiceLifecycle
+import SyncCommandLine
+import SyncEngine
+
+/// `syncd`: the daemon that keeps this device in step with the shared folder.
+@main
+struct SyncdCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "syncd",
+        abstract: "Keep this device's records in step with a shared folder, in the foreground.",
+        discussion: """
+            Watches the shared folder with inotify, merges every device's snapshot into this \
+            device's store when files change (after the folder has been quiet for --settle-ms), \
+            rereads everything every --rescan-interval seconds and after an inotify overflow, \
+            polls on NFS, SMB and FUSE mounts, and republishes <device>.json when its content \
+            changed. It runs under systemd (Type=notify: READY=1, STATUS=, WATCHDOG=1, STOPPING=1) \
+            or by hand. SIGTERM and SIGINT stop it after the merge in flight; SIGHUP re-reads the \
+            configuration (timings and log level).
+
+            Settings, environment and configuration files are those of syncctl: see syncctl --help \
+            and docs/daemon.md.
+            """)
+
+    @OptionGroup var global: GlobalOptions
+
+    @Option(name: .customLong("settle-ms"), help: "Wait until the folder has been quiet this long before merging (default 200).")
+    var settleMilliseconds: Int?
+
+    @Option(name: .customLong("rescan-interval"), help: "Read every file again this often, in seconds (default 3600).")
+    var rescanSeconds: Int?
+
+    @Option(name: .customLong("poll-interval"), help: "On NFS, SMB and FUSE mounts, scan this often, in seconds (default 10).")
+    var pollSeconds: Int?
+
+    @Flag(name: .customLong("poll"), help: "Poll even where inotify should see changes.")
+    var alwaysPoll = false
+
+    func validate() throws {
+        for (name, value) in [("--settle-ms", settleMilliseconds), ("--rescan-interval", rescanSeconds), ("--poll-interval", pollSeconds)] {
+            if let value, value < (name == "--settle-ms" ? 0 : 1) { throw ValidationError("\(name) must be positive") }
+        }
+    }
+
+    func run() async throws {
+        try await reportingFailures {
+            let settings = try await global.settings()
+            let levels = global.location.bootstrapLogging(defaultLevel: .notice)
+            let logger = Logger(label: "syncd")
+            let lock = try DaemonLock(stateDirectory: settings.stateDirectory)
+            defer { withExtendedLifetime(lock) {} }
+            let device = try SyncDevice(settings: settings, logger: logger)
+            let daemonSettings = daemonSettings
+            let service = SyncService(
+                device: device, timings: try await daemonSettings.timingsAndLevel().timings,
+                notify: NotifySocket(environment: ProcessInfo.processInfo.environment),
+                logger: logger,
+                reload: {
+                    let reloaded = try await daemonSettings.timingsAndLevel()
+                    levels.current = reloaded.level ?? levels.current
+                    return reloaded.timings
+                })
+            let group = ServiceGroup(
+                configuration: .init(
+                    services: [.init(service: service)], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+            try await group.run()
+        }
+    }
+
+    /// What the command line says of the daemon's own settings.
+    var daemonSettings: DaemonSettings {
+        DaemonSettings(
+            config: global.location.config, settleMilliseconds: settleMilliseconds, rescanSeconds: rescanSeconds,
+            pollSeconds: pollSeconds, alwaysPoll: alwaysPoll, logLevel: global.location.logLevel)
+    }
+}
