@@ -87,5 +87,7 @@ let package = Package(
             ]),
         // Runs the built executables as real processes.
         .testTarget(name: "EndToEndTests", dependencies: ["SnapshotFormat", "SnapshotMerge", "SyncStore"]),
+        // Runs real syncd processes against real folders, inotify and notify sockets.
+        .testTarget(name: "DaemonTests", dependencies: ["SnapshotFormat", "SnapshotMerge", "SyncStore", "Inotify"]),
     ]
 )
