@@ -12,6 +12,9 @@ public struct SourceOutcome: Codable, Hashable, Sendable {
         case rejected
         /// Not a file a reader reads (a link, directory, FIFO…).
         case ignored
+        /// Not merged: it would turn too many live records into tombstones at once (a safety
+        /// valve); `syncctl merge --accept-deletions NAME` lets it through.
+        case heldBack = "held back"
     }
 
     public var name: String
@@ -21,6 +24,9 @@ public struct SourceOutcome: Codable, Hashable, Sendable {
     public var generation: Int64?
     /// Why it was skipped, rejected or ignored, or a problem still standing from an earlier read.
     public var reason: String?
+    /// Something worth a person's attention that did not stop the merge (a clock far ahead, a
+    /// generation that went backwards, another device using this device's ID).
+    public var warning: String?
     /// How many records the file holds.
     public var records: Int?
     /// Each rejected record or conflict entry, with its rule.
@@ -51,7 +57,9 @@ public struct MergeReport: Codable, Hashable, Sendable {
 
     /// Whether any source or record was skipped or rejected (the documented non-zero exit).
     public var hasRejections: Bool {
-        sources.contains { $0.status == .skipped || $0.status == .rejected || !$0.rejectedRecords.isEmpty }
+        sources.contains {
+            $0.status == .skipped || $0.status == .rejected || $0.status == .heldBack || !$0.rejectedRecords.isEmpty
+        }
             || sources.contains { $0.status == .unchanged && $0.reason != nil }
     }
 

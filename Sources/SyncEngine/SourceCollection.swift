@@ -11,6 +11,8 @@ struct SourceCollection {
     var previousRows: [String: StoredSource] = [:]
     var report = MergeReport()
     var presentNames: Set<String> = []
+    /// Live records in the store before this pass (for the mass-deletion valve), read when first needed.
+    var liveRecords: Int?
 }
 
 extension SyncDevice {
@@ -18,7 +20,7 @@ extension SyncDevice {
     ///
     /// With `rereadAll`, files are parsed again even when their stat is unchanged (after an inotify
     /// overflow, a lost watch, or the periodic rescan).
-    func collectSources(now: Timestamp, rereadAll: Bool = false) throws -> SourceCollection {
+    func collectSources(now: Timestamp, rereadAll: Bool = false, acceptDeletions: Set<String> = []) throws -> SourceCollection {
         var collection = SourceCollection()
         collection.report.ownFile = folder.path(of: ownFileName)
         let (entries, ignored) = try folder.candidates()
@@ -39,14 +41,14 @@ extension SyncDevice {
             }
             readSource(
                 entry.name, status: status, previous: known[entry.name], hasPublished: hasPublished, now: now,
-                rereadAll: rereadAll, into: &collection)
+                rereadAll: rereadAll, acceptDeletions: acceptDeletions, into: &collection)
         }
         return collection
     }
 
     private func readSource(
         _ name: String, status: FileStatus, previous: StoredSource?, hasPublished: Bool, now: Timestamp,
-        rereadAll: Bool, into collection: inout SourceCollection
+        rereadAll: Bool, acceptDeletions: Set<String>, into collection: inout SourceCollection
     ) {
         var row = StoredSource(
             name: name, fileSystemDevice: status.fileSystemDevice, inode: status.inode, size: status.size,
@@ -65,7 +67,7 @@ extension SyncDevice {
                 collection.report.sources.append(
                     SourceOutcome(
                         name: name, status: .unchanged, device: row.device, role: row.role, generation: row.generation,
-                        reason: previous.lastProblem, rejectedRecords: []))
+                        reason: previous.lastProblem, warning: previous.lastWarning, rejectedRecords: []))
                 return
             }
         }
@@ -120,11 +122,23 @@ extension SyncDevice {
         if reading.device == device, hasPublished, let impostor = try? impostorWarning(reading, bytes: bytes) {
             notes.append(impostor)
         }
-        if !reading.problems.isEmpty {
-            notes.insert("\(reading.problems.count) record(s) rejected, first: \(reading.problems[0])", at: 0)
+        notes += futureVersionWarnings(reading.versions, now: now)
+        if !acceptDeletions.contains(name), let held = try? massDeletionHold(reading, name: name, into: &collection) {
+            outcome.status = .heldBack
+            outcome.reason = held
+            row.lastProblem = held
+            // A held-back file is read again on every pass until it is let through.
+            row.size = -1
+            collection.report.warnings.append("\(name): \(held)")
+            logger.warning("source held back", metadata: ["source.name": "\(name)", "reason": "\(held)"])
+            return
         }
-        row.lastProblem = notes.isEmpty ? nil : notes.joined(separator: "; ")
-        collection.report.warnings += notes.filter { !$0.contains("record(s) rejected") }.map { "\(name): \($0)" }
+        row.lastProblem =
+            reading.problems.isEmpty
+            ? nil : "\(reading.problems.count) record(s) rejected, first: \(reading.problems[0])"
+        row.lastWarning = notes.isEmpty ? nil : notes.joined(separator: "; ")
+        outcome.warning = row.lastWarning
+        collection.report.warnings += notes.map { "\(name): \($0)" }
         for version in reading.versions {
             collection.incoming[version.id, default: []].append(version)
         }

@@ -12,10 +12,13 @@ extension SyncDevice {
     /// - Parameters:
     ///   - rereadAll: parse every file again even when its stat is unchanged.
     ///   - checkPublication: compare this device's file with the store even when nothing changed.
-    public func merge(rereadAll: Bool = false, checkPublication: Bool = true) throws -> MergeReport {
+    ///   - acceptDeletions: names of files the mass-deletion valve lets through this time.
+    public func merge(
+        rereadAll: Bool = false, checkPublication: Bool = true, acceptDeletions: Set<String> = []
+    ) throws -> MergeReport {
         try locked {
             try pass(
-                rereadAll: rereadAll, checkPublication: checkPublication,
+                rereadAll: rereadAll, checkPublication: checkPublication, acceptDeletions: acceptDeletions,
                 edit: Optional<(StoreSession, Timestamp) throws -> Void>.none
             ).report
         }
@@ -27,11 +30,12 @@ extension SyncDevice {
     /// With `checkPublication` false, this device's file is compared with the store only when the
     /// pass changed a record or the file is not the one last published (the daemon's cheap pass).
     func pass<Edit>(
-        rereadAll: Bool = false, checkPublication: Bool = true, edit: ((StoreSession, Timestamp) throws -> Edit)?
+        rereadAll: Bool = false, checkPublication: Bool = true, acceptDeletions: Set<String> = [],
+        edit: ((StoreSession, Timestamp) throws -> Edit)?
     ) throws -> (report: MergeReport, edit: Edit?) {
         let now = clock()
         removeStaleTemporaryFiles()
-        var collection = try collectSources(now: now, rereadAll: rereadAll)
+        var collection = try collectSources(now: now, rereadAll: rereadAll, acceptDeletions: acceptDeletions)
         let result = try store.transaction { session -> (Publication?, Edit?) in
             var changedRecords = 0
             for (id, versions) in collection.incoming {

@@ -11,6 +11,7 @@ public struct StatusReport: Codable, Hashable, Sendable {
         public var highestGeneration: Int64?
         public var lastMerged: String?
         public var lastProblem: String?
+        public var lastWarning: String?
         public var present: Bool
     }
 
@@ -33,9 +34,8 @@ extension SyncDevice {
             let latest = try session.latestCompletedPublication()
             var warnings: [String] = []
             for source in sources where source.present {
-                if let problem = source.lastProblem,
-                    problem.contains("ANOTHER DEVICE") || problem.contains("went backwards")
-                {
+                if let warning = source.lastWarning { warnings.append("\(source.name): \(warning)") }
+                if let problem = source.lastProblem, problem.contains("held back") {
                     warnings.append("\(source.name): \(problem)")
                 }
             }
@@ -57,7 +57,7 @@ extension SyncDevice {
                         name: $0.name, device: $0.device, role: $0.role, generation: $0.generation,
                         highestGeneration: $0.highestGeneration,
                         lastMerged: $0.lastMergedAt.map { Timestamp(milliseconds: $0).written },
-                        lastProblem: $0.lastProblem, present: $0.present)
+                        lastProblem: $0.lastProblem, lastWarning: $0.lastWarning, present: $0.present)
                 },
                 warnings: warnings)
         }

@@ -134,6 +134,8 @@ public final class SyncService: Service, Sendable {
             line += report.conflicts > 0 ? ", \(report.conflicts) in conflict" : ", no conflicts"
             let rejected = report.sources.filter { $0.status == .skipped || $0.status == .rejected }.count
             if rejected > 0 { line += ", \(rejected) files not merged" }
+            let held = report.sources.filter { $0.status == .heldBack }.map(\.name)
+            if !held.isEmpty { line += ", held back (mass deletion): " + held.joined(separator: " ") }
             if !report.warnings.isEmpty { line += ", warnings: see the log" }
             return line
         }

@@ -18,6 +18,8 @@ public struct SyncSettings: Sendable, Hashable {
     public var device: SnapshotFormat.DeviceID?
     /// Files larger than this are refused with a message instead of being read.
     public var maxFileSize: Int64
+    /// Safety valves against wrong clocks and mass deletions.
+    public var safety = SafetySettings()
 
     /// The default largest snapshot file read: 1 GiB (about 2.5 million records).
     public static let defaultMaxFileSize: Int64 = 1 << 30
@@ -77,7 +79,12 @@ public struct SyncSettings: Sendable, Hashable {
             device = id
         }
         let maxFileSize = Int64(reader.int(forKey: "maxFileSize") ?? Int(defaultMaxFileSize))
-        return SyncSettings(sharedFolder: shared, stateDirectory: state, device: device, maxFileSize: maxFileSize)
+        var settings = SyncSettings(sharedFolder: shared, stateDirectory: state, device: device, maxFileSize: maxFileSize)
+        let defaults = SafetySettings()
+        settings.safety.clockSkewMargin = reader.int(forKey: "clockSkewMarginSeconds").map { Int64($0) * 1000 } ?? defaults.clockSkewMargin
+        settings.safety.massDeletionShare = reader.double(forKey: "massDeletionShare") ?? defaults.massDeletionShare
+        settings.safety.massDeletionMinimum = reader.int(forKey: "massDeletionMinimum") ?? defaults.massDeletionMinimum
+        return settings
     }
 
     /// A reader of every configuration source but the command line: `SYNCD_*` variables, then the

@@ -26,6 +26,9 @@ public struct StoredSource: Codable, Hashable, Sendable, FetchableRecord, Persis
     public var lastSeenAt: Int64
     /// The last problem with the file or its records, nil when the last read was clean.
     public var lastProblem: String?
+    /// The last warning about the file (a clock ahead, a generation backwards, another device
+    /// using this device's ID), nil when none; added by migration v2.
+    public var lastWarning: String?
     /// Whether the file was in the folder at the last scan.
     public var present: Bool
 

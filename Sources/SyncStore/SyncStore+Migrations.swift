@@ -57,6 +57,11 @@ extension SyncStore {
                 table.column("createdAt", .integer).notNull()
             }
         }
+        migrator.registerMigration("v2: source warnings apart from problems") { db in
+            try db.alter(table: "source") { table in
+                table.add(column: "lastWarning", .text)
+            }
+        }
         return migrator
     }
 }

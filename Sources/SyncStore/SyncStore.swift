@@ -19,6 +19,13 @@ public final class SyncStore: Sendable {
         try Self.migrator.migrate(writer)
     }
 
+    /// Opens the store at `path` with the migrations up to and including `lastMigration` only:
+    /// tests use it to write a database as an earlier release did.
+    init(path: String, upTo lastMigration: String) throws {
+        writer = try DatabasePool(path: path)
+        try Self.migrator.migrate(writer, upTo: lastMigration)
+    }
+
     /// A store in memory, for tests.
     public init() throws {
         writer = try DatabaseQueue()

@@ -12,6 +12,12 @@ extension SyncctlCommand {
                 record by record into the store in one transaction, and rewrites this device's \
                 <device>.json atomically only if its content changed.
 
+                A file that would turn more than half of the live records (and at least 50) into \
+                tombstones at once is held back, as a safety valve, until you let it through with \
+                --accept-deletions FILE (settings massDeletionShare and massDeletionMinimum). \
+                Versions dated more than clockSkewMarginSeconds (default 300) in this device's \
+                future are merged but reported, naming the device whose clock is wrong.
+
                 A file that is truncated, not valid JSON, from a newer format, misnamed, too large \
                 or unreadable is reported and left alone; invalid records are reported one by one \
                 and the rest of their file still merges. Nothing already merged is ever lost.
@@ -23,11 +29,20 @@ extension SyncctlCommand {
         @OptionGroup var global: GlobalOptions
         @OptionGroup var output: OutputOptions
 
+        @Option(
+            name: .customLong("accept-deletions"),
+            help: ArgumentHelp(
+                "Let this file through the mass-deletion safety valve this time (repeatable).", valueName: "file"))
+        var acceptDeletions: [String] = []
+
+        @Flag(name: .customLong("reread"), help: "Parse every file again, even those unchanged since the last merge.")
+        var reread = false
+
         func run() async throws {
             var hasRejections = false
             try await reportingFailures {
                 let device = try await global.openDevice()
-                let report = try device.merge()
+                let report = try device.merge(rereadAll: reread, acceptDeletions: Set(acceptDeletions))
                 hasRejections = report.hasRejections
                 if output.json {
                     try printJSON(report)

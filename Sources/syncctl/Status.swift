@@ -38,6 +38,7 @@ extension SyncctlCommand {
                     if !source.present { line += " (no longer in the folder)" }
                     print(line)
                     if let problem = source.lastProblem { print("      problem: \(problem)") }
+                    if let warning = source.lastWarning { print("      warning: \(warning)") }
                 }
                 for warning in status.warnings { print("Warning: \(warning)") }
             }

@@ -1,0 +1,54 @@
+import SnapshotFormat
+import SnapshotMerge
+
+extension SyncDevice {
+    /// Warnings for versions dated more than the margin in this device's future, one per device.
+    ///
+    /// They still merge (the contract's last-writer-wins), but a wrong clock is found instead of
+    /// silently winning.
+    func futureVersionWarnings(_ versions: [ReadOnly.Version], now: Timestamp) -> [String] {
+        let limit = now.milliseconds + settings.safety.clockSkewMargin
+        var latestByDevice: [String: (count: Int, latest: Timestamp)] = [:]
+        for version in versions {
+            guard let stamp = version.lastModified, stamp.milliseconds > limit else { continue }
+            let device = version.modifiedBy?.rawValue ?? "(unnamed device)"
+            let seen = latestByDevice[device]
+            latestByDevice[device] = ((seen?.count ?? 0) + 1, max(seen?.latest ?? stamp, stamp))
+        }
+        return latestByDevice.sorted { $0.key < $1.key }.map { device, seen in
+            let ahead = Self.duration(milliseconds: seen.latest.milliseconds - now.milliseconds)
+            return "\(seen.count) version(s) by \(device) are dated in this device's future, up to \(seen.latest.written) (\(ahead) ahead of this clock): check the clock of \(device) or of this device"
+        }
+    }
+
+    /// Why a source must be held back, nil when it may merge: it would turn more than the set
+    /// share of the live records into tombstones at once (and at least the set minimum).
+    func massDeletionHold(_ reading: SnapshotReading, name: String, into collection: inout SourceCollection) throws -> String? {
+        let safety = settings.safety
+        guard safety.massDeletionShare < 1 else { return nil }
+        var tombstonesByID: [RecordID: [ReadOnly.Version]] = [:]
+        for version in reading.versions where version.deleted { tombstonesByID[version.id, default: []].append(version) }
+        guard tombstonesByID.count >= safety.massDeletionMinimum else { return nil }
+        if collection.liveRecords == nil { collection.liveRecords = try store.reading { try $0.counts().live } }
+        let live = collection.liveRecords ?? 0
+        let versionsByID = Dictionary(grouping: reading.versions.filter { tombstonesByID[$0.id] != nil }, by: \.id)
+        let deletions = try store.reading { session -> Int in
+            var count = 0
+            for (id, versions) in versionsByID {
+                guard let held = try session.record(id), !held.version.deleted else { continue }
+                if RecordMerge.merge(held: held, incoming: versions)?.version.deleted == true { count += 1 }
+            }
+            return count
+        }
+        guard deletions >= safety.massDeletionMinimum, Double(deletions) > safety.massDeletionShare * Double(live) else {
+            return nil
+        }
+        return "it would delete \(deletions) of the \(live) live records at once, so it is held back and nothing from it is merged; if the deletions are meant, run: syncctl merge --accept-deletions '\(name)'"
+    }
+
+    static func duration(milliseconds: Int64) -> String {
+        let minutes = milliseconds / 60_000
+        if minutes < 60 { return "\(minutes) min" }
+        return "\(minutes / 60) h \(minutes % 60) min"
+    }
+}

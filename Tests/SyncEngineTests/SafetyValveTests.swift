@@ -1,0 +1,103 @@
+import Foundation
+import SnapshotFormat
+import SyncEngine
+import Testing
+
+/// Clocks that run ahead, and mass deletions held back until a person lets them through.
+@Suite("Safety valves")
+struct SafetyValveTests {
+    @Test("a version dated hours in this device's future merges and wins, but is reported naming its device")
+    func clockAhead() throws {
+        // Given phone, whose clock runs three hours ahead, wrote a version
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        let ahead = sandbox.clock.now.milliseconds + 3 * 3_600_000 - Wire.base
+        try sandbox.write("phone.json", Wire.snapshot("phone", generation: 1, versions: [Wire.version(1, by: "phone", at: ahead)]))
+        let desk = try sandbox.device("desk")
+
+        // When desk merges
+        let report = try desk.merge()
+
+        // Then the version is merged (last writer wins: the contract) and the clock is named
+        #expect(try desk.records().map(\.version.modifiedBy) == [DeviceID("phone")])
+        #expect(report.warnings.contains { $0.contains("by phone are dated in this device's future") && $0.contains("3 h") })
+        #expect(report.source("phone.json")?.warning?.contains("check the clock of phone") == true)
+        #expect(try desk.status().warnings.contains { $0.contains("phone.json") && $0.contains("future") })
+        #expect(!report.hasRejections)
+    }
+
+    @Test("an edit made later on a correct device that merged a version from a clock ahead still wins")
+    func clockRuleAcrossDevices() throws {
+        // Given desk holds phone's version dated two hours ahead of desk's clock
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        let ahead = sandbox.clock.now.milliseconds + 2 * 3_600_000 - Wire.base
+        let future = Wire.version(1, by: "phone", at: ahead, fields: #"{"n":1}"#)
+        try sandbox.write("phone.json", Wire.snapshot("phone", generation: 1, versions: [future]))
+        let desk = try sandbox.device("desk")
+        _ = try desk.merge()
+
+        // When desk edits the record with its correct (earlier) clock
+        let edit = try desk.put(id: Wire.id(1), type: "Note", fields: Wire.object(#"{"n":2}"#), schemaVersion: nil)
+
+        // Then the edit is stamped just after phone's version, and wins on a fresh device too
+        let held = try #require(try desk.record(Wire.id(1)))
+        #expect(held.version.lastModified?.milliseconds == future.lastModified!.milliseconds + 1)
+        #expect(held.version.fields == Wire.object(#"{"n":2}"#))
+        #expect(held.conflicts.isEmpty)
+        #expect(edit.publishedGeneration != nil)
+        let fresh = try sandbox.device("fresh", state: sandbox.state("fresh"))
+        _ = try fresh.merge()
+        #expect(try fresh.record(Wire.id(1))?.version.fields == Wire.object(#"{"n":2}"#))
+    }
+
+    @Test("a source that would delete most live records at once is held back until accepted")
+    func massDeletion() throws {
+        // Given desk holds 100 live records from phone
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        let live = (0..<100).map { Wire.version($0, by: "phone") }
+        try sandbox.write("phone.json", Wire.snapshot("phone", generation: 1, versions: live))
+        try sandbox.write("tablet.json", Wire.snapshot("tablet", generation: 1, versions: []))
+        let desk = try sandbox.device("desk")
+        _ = try desk.merge()
+
+        // When phone's next file deletes 80 of them, and tablet adds one record
+        let tombstones = (0..<80).map { Wire.version($0, by: "phone", vector: ["phone": 2], at: 1_000, deleted: true) }
+        try sandbox.write("phone.json", Wire.snapshot("phone", generation: 2, versions: tombstones + live.suffix(20)))
+        try sandbox.write("tablet.json", Wire.snapshot("tablet", generation: 2, versions: [Wire.version(500, by: "tablet")]))
+        let held = try desk.merge()
+
+        // Then phone's file is held back (nothing from it merged), tablet's merges, and it is reported
+        #expect(held.source("phone.json")?.status == .heldBack)
+        #expect(held.source("phone.json")?.reason?.contains("--accept-deletions 'phone.json'") == true)
+        #expect(held.source("tablet.json")?.status == .merged)
+        #expect(held.hasRejections)
+        #expect(try desk.status().counts.live == 101)
+        #expect(try desk.status().warnings.contains { $0.contains("held back") })
+
+        // And it stays held back on the next pass, until it is accepted
+        #expect(try desk.merge().source("phone.json")?.status == .heldBack)
+        let accepted = try desk.merge(acceptDeletions: ["phone.json"])
+        #expect(accepted.source("phone.json")?.status == .merged)
+        #expect(accepted.deleted == 80)
+        #expect(try desk.status().counts.live == 21)
+        #expect(try desk.merge().source("phone.json")?.status == .unchanged)
+    }
+
+    @Test("deleting fewer than the minimum, or less than the share, is not held back")
+    func smallDeletionsPass() throws {
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        let live = (0..<40).map { Wire.version($0, by: "phone") }
+        try sandbox.write("phone.json", Wire.snapshot("phone", generation: 1, versions: live))
+        let desk = try sandbox.device("desk")
+        _ = try desk.merge()
+        // 30 of 40 is more than half, but fewer than 50 records
+        let tombstones = (0..<30).map { Wire.version($0, by: "phone", vector: ["phone": 2], at: 1_000, deleted: true) }
+        try sandbox.write("phone.json", Wire.snapshot("phone", generation: 2, versions: tombstones + live.suffix(10)))
+        let report = try desk.merge()
+        #expect(report.source("phone.json")?.status == .merged)
+        #expect(report.deleted == 30)
+    }
+}

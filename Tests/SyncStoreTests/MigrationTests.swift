@@ -1,0 +1,90 @@
+import Foundation
+import GRDB
+import SnapshotFormat
+@testable import SyncStore
+import Testing
+
+/// Each migration after the first: open a database written at the previous version, migrate,
+/// and check that every row survives.
+@Suite("Store migrations")
+struct MigrationTests {
+    @Test("every migration is registered by name, in order")
+    func names() throws {
+        let store = try SyncStore()
+        #expect(try store.appliedMigrations() == ["v1: versions, records, sources, publications", "v2: source warnings apart from problems"])
+    }
+
+    @Test("v2 keeps every row a v1 database holds, and adds the source warning column")
+    func v1ToV2() throws {
+        // Given a database written at v1 with records, conflicts, sources and publications
+        let directory = NSTemporaryDirectory() + "migration-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/store.sqlite"
+        let record = Self.recordWithConflict()
+        do {
+            let old = try SyncStore(path: path, upTo: "v1: versions, records, sources, publications")
+            #expect(try old.appliedMigrations() == ["v1: versions, records, sources, publications"])
+            try old.transaction { session in
+                try session.claim(for: DeviceID("laptop")!, at: Timestamp(milliseconds: 1))
+                try session.save(record, at: Timestamp(milliseconds: 2))
+                var source = StoredSource(
+                    name: "phone.json", fileSystemDevice: 1, inode: 2, size: 3, modifiedNanos: 4, changedNanos: 5, lastSeenAt: 6)
+                source.device = "phone"
+                source.generation = 7
+                source.lastProblem = "1 record(s) rejected"
+                try Self.saveV1(source, in: session)
+                try session.recordIntent(
+                    StoredPublication(generation: 3, contentDigest: "c", fileDigest: "f", writtenAt: 9, isPublished: true))
+            }
+        }
+
+        // When the current code opens it
+        let store = try SyncStore(path: path)
+
+        // Then it is at v2 and every row is there, unchanged
+        #expect(try store.appliedMigrations().count == 2)
+        try store.reading { session in
+            #expect(try session.owner() == DeviceID("laptop"))
+            #expect(try session.record(record.id) == record)
+            let source = try #require(try session.source(named: "phone.json"))
+            #expect(source.generation == 7 && source.inode == 2 && source.lastProblem == "1 record(s) rejected")
+            #expect(source.lastWarning == nil)
+            #expect(try session.latestCompletedPublication()?.generation == 3)
+            #expect(try session.counts().inConflict == 1)
+        }
+    }
+
+    /// Writes a source row with only the columns v1 had.
+    static func saveV1(_ source: StoredSource, in session: StoreSession) throws {
+        try session.db.execute(
+            sql: """
+                INSERT INTO source (name, device, role, generation, highestGeneration, fileSystemDevice, inode, size,
+                                    modifiedNanos, changedNanos, lastMergedAt, lastSeenAt, lastProblem, present)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """,
+            arguments: [
+                source.name, source.device, source.role, source.generation, source.highestGeneration,
+                source.fileSystemDevice, source.inode, source.size, source.modifiedNanos, source.changedNanos,
+                source.lastMergedAt, source.lastSeenAt, source.lastProblem, source.present,
+            ])
+    }
+
+    static func recordWithConflict() -> ReadOnly.Record {
+        let id = RecordID("3F2504E0-4F89-41D3-9A0C-0305E82C3301")!
+        var fields = JSONObject()
+        fields["name"] = .string("Bananas ü")
+        fields["big"] = .number(1e20)
+        var unknown = JSONObject()
+        unknown["x-future"] = .array([.bool(true), .null])
+        let winner = ReadOnly.Version(
+            id: id, type: "Item", schemaVersion: 2, lastModified: Timestamp(milliseconds: 2_000), modifiedBy: DeviceID("phone"),
+            versionVector: VersionVector([DeviceID("phone")!: 1]), fields: fields, unknownKeys: unknown)
+        var loser = winner
+        loser.modifiedBy = DeviceID("laptop")
+        loser.lastModified = Timestamp(milliseconds: 1_000)
+        loser.versionVector = VersionVector([DeviceID("laptop")!: 1])
+        loser.fields["name"] = .string("Plantains")
+        return ReadOnly.Record(version: winner, conflicts: [loser])
+    }
+}
