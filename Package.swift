@@ -10,6 +10,9 @@ let package = Package(
         .library(name: "SnapshotFormat", targets: ["SnapshotFormat"]),
         .library(name: "SnapshotMerge", targets: ["SnapshotMerge"]),
         .library(name: "SyncEngine", targets: ["SyncEngine"]),
+        .library(name: "SnapshotModels", targets: ["SnapshotModels"]),
+        .library(name: "RecordSchemas", targets: ["RecordSchemas"]),
+        .executable(name: "shopping-list", targets: ["shopping-list"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -47,6 +50,22 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ]),
+        // Pure: schemas known only at run time (JSON schema files) and validating versions against them.
+        .target(name: "RecordSchemas", dependencies: ["SnapshotFormat"]),
+        // Typed models for Swift apps: versioned schemas, a ReadOnly wire projection, local store and sync.
+        .target(
+            name: "SnapshotModels",
+            dependencies: [
+                "SnapshotFormat", "SnapshotMerge", "SyncStore", "SyncEngine",
+                .product(name: "Logging", package: "swift-log"),
+            ]),
+        .executableTarget(
+            name: "shopping-list",
+            dependencies: [
+                "SnapshotModels", "SnapshotFormat",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "samples/shopping-list"),
         // The options, exit codes and error reporting both executables share.
         .target(
             name: "SyncCommandLine",
@@ -87,6 +106,10 @@ let package = Package(
             ]),
         // Runs the built executables as real processes.
         .testTarget(name: "EndToEndTests", dependencies: ["SnapshotFormat", "SnapshotMerge", "SyncStore"]),
+        .testTarget(name: "RecordSchemasTests", dependencies: ["RecordSchemas", "SnapshotFormat"]),
+        .testTarget(
+            name: "SnapshotModelsTests",
+            dependencies: ["SnapshotModels", "SnapshotFormat", "SnapshotMerge", "SyncStore", "SyncEngine"]),
         // Runs real syncd processes against real folders, inotify and notify sockets.
         .testTarget(name: "DaemonTests", dependencies: ["SnapshotFormat", "SnapshotMerge", "SyncStore", "Inotify"]),
     ]

@@ -1,0 +1,1 @@
+print("shopping-list: not written yet")
