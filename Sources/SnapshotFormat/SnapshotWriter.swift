@@ -22,8 +22,13 @@ public enum SnapshotWriter {
 
     /// Appends one record (preceded by a separator unless it is the first).
     public static func appendRecord(_ record: ReadOnly.Record, isFirst: Bool, into bytes: inout [UInt8]) {
+        appendLine(JSONValue.object(record.normalForm).canonicalBytes, isFirst: isFirst, into: &bytes)
+    }
+
+    /// Appends one record already serialized as its RFC 8785 normal form (a stored line).
+    public static func appendLine(_ line: [UInt8], isFirst: Bool, into bytes: inout [UInt8]) {
         bytes.append(contentsOf: isFirst ? [0x0A] : [0x2C, 0x0A])
-        JSONValue.object(record.normalForm).writeCanonical(into: &bytes)
+        bytes.append(contentsOf: line)
     }
 
     /// The bytes after the last record.

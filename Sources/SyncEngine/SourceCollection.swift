@@ -29,6 +29,7 @@ extension SyncDevice {
             (Dictionary(uniqueKeysWithValues: try session.sources().map { ($0.name, $0) }), try session.hasPublished())
         }
         collection.previousRows = known
+        var pending: [(name: String, status: FileStatus)] = []
         for entry in entries {
             guard let status = entry.status else { continue }
             collection.presentNames.insert(entry.name)
@@ -39,17 +40,29 @@ extension SyncDevice {
                         reason: SnapshotFileReadError.notRegular(status.kind).description, rejectedRecords: []))
                 continue
             }
-            readSource(
-                entry.name, status: status, previous: known[entry.name], hasPublished: hasPublished, now: now,
-                rereadAll: rereadAll, acceptDeletions: acceptDeletions, into: &collection)
+            if let previous = known[entry.name], previous.hasSameStat(as: status), !rereadAll {
+                collection.recordUnchanged(previous)
+                continue
+            }
+            pending.append((entry.name, status))
+        }
+        // Reading and parsing are independent per file: do them on every core, then take the
+        // results in name order so the report and the merge do not depend on timing.
+        let loaded = loadInParallel(pending.map(\.name))
+        for ((name, status), load) in zip(pending, loaded) {
+            absorb(
+                load, name: name, listed: status, previous: known[name], hasPublished: hasPublished, now: now,
+                acceptDeletions: acceptDeletions, into: &collection)
         }
         return collection
     }
 
-    private func readSource(
-        _ name: String, status: FileStatus, previous: StoredSource?, hasPublished: Bool, now: Timestamp,
-        rereadAll: Bool, acceptDeletions: Set<String>, into collection: inout SourceCollection
+    /// Takes what loading one file gave into the collection: its row, its outcome, its versions.
+    private func absorb(
+        _ load: LoadedSource, name: String, listed: FileStatus, previous: StoredSource?, hasPublished: Bool,
+        now: Timestamp, acceptDeletions: Set<String>, into collection: inout SourceCollection
     ) {
+        let status = load.status ?? listed
         var row = StoredSource(
             name: name, fileSystemDevice: status.fileSystemDevice, inode: status.inode, size: status.size,
             modifiedNanos: status.modifiedNanos, changedNanos: status.changedNanos, lastSeenAt: now.milliseconds)
@@ -59,49 +72,31 @@ extension SyncDevice {
             row.generation = previous.generation
             row.highestGeneration = previous.highestGeneration
             row.lastMergedAt = previous.lastMergedAt
-            if previous.hasSameStat(as: row), !rereadAll {
-                // Unchanged: keep the row as it was, so an idle pass writes nothing.
-                row = previous
-                row.present = true
-                collection.rows.append(row)
-                collection.report.sources.append(
-                    SourceOutcome(
-                        name: name, status: .unchanged, device: row.device, role: row.role, generation: row.generation,
-                        reason: previous.lastProblem, warning: previous.lastWarning, rejectedRecords: []))
-                return
-            }
         }
         var outcome = SourceOutcome(name: name, status: .merged, rejectedRecords: [])
         defer {
             collection.rows.append(row)
             collection.report.sources.append(outcome)
         }
+        let reading: SnapshotReading
         let bytes: [UInt8]
-        do {
-            let read = try folder.readSnapshotBytes(name, limit: settings.maxFileSize)
-            bytes = read.bytes
-            row.fileSystemDevice = read.status.fileSystemDevice
-            row.inode = read.status.inode
-            row.size = read.status.size
-            row.modifiedNanos = read.status.modifiedNanos
-            row.changedNanos = read.status.changedNanos
-        } catch {
+        switch load {
+        case .unreadable(let error):
             outcome.status =
                 if case .tooLarge = error { .rejected } else if case .notRegular = error { .ignored } else { .skipped }
             outcome.reason = error.description
             row.lastProblem = error.description
             logger.warning("source not read", metadata: ["source.name": "\(name)", "reason": "\(error)"])
             return
-        }
-        let reading: SnapshotReading
-        do {
-            reading = try SnapshotReader.read(bytes: bytes, fileName: name)
-        } catch {
+        case .invalid(let error, _):
             outcome.status = if case .misnamed = error { .rejected } else { .skipped }
             outcome.reason = error.description
             row.lastProblem = error.description
             logger.warning("source not merged", metadata: ["source.name": "\(name)", "reason": "\(error)"])
             return
+        case .read(let read, let ownBytes, _):
+            reading = read
+            bytes = ownBytes
         }
         outcome.device = reading.device.rawValue
         outcome.role = reading.role == .own ? "own" : "copy"

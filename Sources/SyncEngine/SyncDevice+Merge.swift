@@ -38,8 +38,10 @@ extension SyncDevice {
         var collection = try collectSources(now: now, rereadAll: rereadAll, acceptDeletions: acceptDeletions)
         let result = try store.transaction { session -> (Publication?, Edit?) in
             var changedRecords = 0
+            // A cold merge into an empty store has nothing to look up.
+            let storeWasEmpty = try session.isEmpty()
             for (id, versions) in collection.incoming {
-                let held = try session.record(id)
+                let held = storeWasEmpty ? nil : try session.record(id)
                 guard let merged = RecordMerge.merge(held: held, incoming: versions), merged != held else { continue }
                 tally(from: held, to: merged, into: &collection.report)
                 try session.save(merged, at: now)

@@ -14,8 +14,8 @@ extension SyncDevice {
     func planPublication(_ session: StoreSession, now: Timestamp, ownFileRow: StoredSource?) throws -> Publication? {
         var body: [UInt8] = []
         var isFirst = true
-        try session.forEachRecord { record in
-            SnapshotWriter.appendRecord(record, isFirst: isFirst, into: &body)
+        try session.forEachPublishedLine { line in
+            SnapshotWriter.appendLine(line, isFirst: isFirst, into: &body)
             isFirst = false
         }
         let contentDigest = SHA256.hash(data: body).hexString

@@ -1,3 +1,4 @@
+import Foundation
 import GRDB
 import SnapshotFormat
 
@@ -49,16 +50,35 @@ public struct StoreSession {
         }
         try db.cachedStatement(
             sql: """
-                INSERT INTO record (id, type, deleted, unresolvedConflicts, conflicts, changedAt)
-                VALUES (?, ?, ?, ?, ?, ?)
+                INSERT INTO record (id, type, deleted, unresolvedConflicts, conflicts, changedAt, line)
+                VALUES (?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT(id) DO UPDATE SET type = excluded.type, deleted = excluded.deleted,
                     unresolvedConflicts = excluded.unresolvedConflicts, conflicts = excluded.conflicts,
-                    changedAt = excluded.changedAt
+                    changedAt = excluded.changedAt, line = excluded.line
                 """
         ).execute(arguments: [
             record.id.rawValue, record.version.type, record.version.deleted, record.unresolvedConflicts.count,
-            record.conflicts.count, now.milliseconds,
+            record.conflicts.count, now.milliseconds, Data(JSONValue.object(record.normalForm).canonicalBytes),
         ])
+    }
+
+    /// Calls `body` with every record's published line (RFC 8785 bytes of its normal form with
+    /// its conflicts), in id order, without building any record.
+    public func forEachPublishedLine(_ body: ([UInt8]) throws -> Void) throws {
+        let cursor = try Row.fetchCursor(db, sql: "SELECT id, line FROM record ORDER BY id")
+        while let row = try cursor.next() {
+            if let line: Data = row["line"] {
+                try body([UInt8](line))
+            } else if let id = RecordID(row["id"]), let record = try record(id) {
+                // A row written before migration v3.
+                try body(JSONValue.object(record.normalForm).canonicalBytes)
+            }
+        }
+    }
+
+    /// Whether the store holds no record at all (a cold merge need not look any up).
+    public func isEmpty() throws -> Bool {
+        try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM record") == 0
     }
 
     /// Every record, sorted by id, optionally only of one type or only those in conflict.

@@ -62,6 +62,14 @@ extension SyncStore {
                 table.add(column: "lastWarning", .text)
             }
         }
+        migrator.registerMigration("v3: each record's published line") { db in
+            // The record as this device publishes it (RFC 8785 bytes of its normal form with its
+            // conflicts), so publishing streams stored bytes instead of rebuilding every record.
+            // NULL for rows written before v3: computed from the versions when read.
+            try db.alter(table: "record") { table in
+                table.add(column: "line", .blob)
+            }
+        }
         return migrator
     }
 }

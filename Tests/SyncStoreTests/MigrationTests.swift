@@ -11,7 +11,11 @@ struct MigrationTests {
     @Test("every migration is registered by name, in order")
     func names() throws {
         let store = try SyncStore()
-        #expect(try store.appliedMigrations() == ["v1: versions, records, sources, publications", "v2: source warnings apart from problems"])
+        #expect(
+            try store.appliedMigrations() == [
+                "v1: versions, records, sources, publications", "v2: source warnings apart from problems",
+                "v3: each record's published line",
+            ])
     }
 
     @Test("v2 keeps every row a v1 database holds, and adds the source warning column")
@@ -27,7 +31,7 @@ struct MigrationTests {
             #expect(try old.appliedMigrations() == ["v1: versions, records, sources, publications"])
             try old.transaction { session in
                 try session.claim(for: DeviceID("laptop")!, at: Timestamp(milliseconds: 1))
-                try session.save(record, at: Timestamp(milliseconds: 2))
+                try Self.saveBeforeV3(record, in: session)
                 var source = StoredSource(
                     name: "phone.json", fileSystemDevice: 1, inode: 2, size: 3, modifiedNanos: 4, changedNanos: 5, lastSeenAt: 6)
                 source.device = "phone"
@@ -42,8 +46,8 @@ struct MigrationTests {
         // When the current code opens it
         let store = try SyncStore(path: path)
 
-        // Then it is at v2 and every row is there, unchanged
-        #expect(try store.appliedMigrations().count == 2)
+        // Then it is migrated and every row is there, unchanged
+        #expect(try store.appliedMigrations().count == 3)
         try store.reading { session in
             #expect(try session.owner() == DeviceID("laptop"))
             #expect(try session.record(record.id) == record)
@@ -53,6 +57,49 @@ struct MigrationTests {
             #expect(try session.latestCompletedPublication()?.generation == 3)
             #expect(try session.counts().inConflict == 1)
         }
+    }
+
+    @Test("v3 keeps every row a v2 database holds, and publishes records written before it")
+    func v2ToV3() throws {
+        // Given a database written at v2 holding a record with a conflict (no stored line)
+        let directory = NSTemporaryDirectory() + "migration-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/store.sqlite"
+        let record = Self.recordWithConflict()
+        do {
+            let old = try SyncStore(path: path, upTo: "v2: source warnings apart from problems")
+            try old.transaction { session in
+                try Self.saveBeforeV3(record, in: session)
+            }
+        }
+
+        // When the current code opens it
+        let store = try SyncStore(path: path)
+
+        // Then the record is intact and its published line is its normal form
+        try store.reading { session in
+            #expect(try session.record(record.id) == record)
+            var lines: [[UInt8]] = []
+            try session.forEachPublishedLine { lines.append($0) }
+            #expect(lines == [JSONValue.object(record.normalForm).canonicalBytes])
+        }
+    }
+
+    /// Writes a record with only the columns v1 and v2 had (no published line).
+    static func saveBeforeV3(_ record: ReadOnly.Record, in session: StoreSession) throws {
+        for (position, version) in ([record.version] + record.conflicts).enumerated() {
+            try StoredVersion(version, position: position).insert(session.db)
+        }
+        try session.db.execute(
+            sql: """
+                INSERT INTO record (id, type, deleted, unresolvedConflicts, conflicts, changedAt)
+                VALUES (?, ?, ?, ?, ?, 5)
+                """,
+            arguments: [
+                record.id.rawValue, record.version.type, record.version.deleted, record.unresolvedConflicts.count,
+                record.conflicts.count,
+            ])
     }
 
     /// Writes a source row with only the columns v1 had.
