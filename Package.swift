@@ -97,7 +97,11 @@ let package = Package(
                 "SnapshotMerge", "SnapshotFormat",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]),
-        .testTarget(name: "SyncStoreTests", dependencies: ["SyncStore", "SnapshotFormat", "SnapshotMerge"]),
+        .testTarget(
+            name: "SyncStoreTests",
+            dependencies: [
+                "SyncStore", "SnapshotFormat", "SnapshotMerge", .product(name: "GRDB", package: "GRDB.swift"),
+            ]),
         .testTarget(
             name: "SyncEngineTests",
             dependencies: [

@@ -8,7 +8,10 @@ extension CanonicalJSON {
     }
 
     /// Appends `number` as ECMAScript's `Number.prototype.toString` writes it; it must be finite.
-    public static func writeNumber(_ number: Double, into buffer: inout [UInt8]) {
+    ///
+    /// With `largeIntegersWithExponent`, an integral number beyond ±(2^53−1) is written in the
+    /// exponent form (`1e+20`) instead of plain digits, so that I-JSON readers accept it.
+    public static func writeNumber(_ number: Double, into buffer: inout [UInt8], largeIntegersWithExponent: Bool = false) {
         precondition(number.isFinite, "RFC 8785 cannot serialize the number \(number)")
         if number == 0 {
             buffer.append(UInt8(ascii: "0"))  // -0 too, as ECMAScript writes it.
@@ -24,7 +27,10 @@ extension CanonicalJSON {
         // ECMAScript's rule with k = digits.count and n = pointPosition: value = 0.d1d2…dk × 10^n.
         let k = digits.count
         let n = pointPosition
-        if k <= n, n <= 21 {
+        let forceExponent = largeIntegersWithExponent && k <= n && number.magnitude > 9_007_199_254_740_991
+        if forceExponent {
+            writeExponentForm(digits, pointPosition: n, into: &buffer)
+        } else if k <= n, n <= 21 {
             buffer.append(contentsOf: digits)
             buffer.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: n - k))
         } else if 0 < n, n <= 21 {
@@ -36,15 +42,20 @@ extension CanonicalJSON {
             buffer.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: -n))
             buffer.append(contentsOf: digits)
         } else {
-            buffer.append(digits[0])
-            if k > 1 {
-                buffer.append(UInt8(ascii: "."))
-                buffer.append(contentsOf: digits[1...])
-            }
-            buffer.append(UInt8(ascii: "e"))
-            buffer.append(n - 1 < 0 ? UInt8(ascii: "-") : UInt8(ascii: "+"))
-            writeInteger(Int64((n - 1).magnitude), into: &buffer)
+            writeExponentForm(digits, pointPosition: n, into: &buffer)
         }
+    }
+
+    /// `d.ddd` then `e±x`, as ECMAScript writes very large and very small numbers.
+    private static func writeExponentForm(_ digits: [UInt8], pointPosition n: Int, into buffer: inout [UInt8]) {
+        buffer.append(digits[0])
+        if digits.count > 1 {
+            buffer.append(UInt8(ascii: "."))
+            buffer.append(contentsOf: digits[1...])
+        }
+        buffer.append(UInt8(ascii: "e"))
+        buffer.append(n - 1 < 0 ? UInt8(ascii: "-") : UInt8(ascii: "+"))
+        writeInteger(Int64((n - 1).magnitude), into: &buffer)
     }
 
     /// The shortest digits that round-trip to `number` (no leading or trailing zeros) and the

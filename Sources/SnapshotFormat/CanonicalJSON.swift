@@ -17,20 +17,39 @@ extension JSONValue {
 
     /// Append canonical bytes to a buffer (for speed when serializing many values).
     public func writeCanonical(into buffer: inout [UInt8]) {
+        write(into: &buffer, interchangeable: false)
+    }
+
+    /// The bytes this device writes where other readers read them (snapshot files, `syncctl`
+    /// output): RFC 8785 in every respect but one. An integral number beyond ±(2^53−1), which
+    /// RFC 8785 writes as plain digits (`1e20` as `100000000000000000000`), gets an exponent
+    /// (`1e+20`), because I-JSON readers refuse such digits as an integer out of range.
+    public var interchangeBytes: [UInt8] {
+        var buffer: [UInt8] = []
+        write(into: &buffer, interchangeable: true)
+        return buffer
+    }
+
+    /// ``interchangeBytes`` as a string.
+    public var interchangeString: String {
+        String(decoding: interchangeBytes, as: UTF8.self)
+    }
+
+    private func write(into buffer: inout [UInt8], interchangeable: Bool) {
         switch self {
         case .null:
             buffer.append(contentsOf: "null".utf8)
         case .bool(let flag):
             buffer.append(contentsOf: flag ? "true".utf8 : "false".utf8)
         case .number(let number):
-            CanonicalJSON.writeNumber(number, into: &buffer)
+            CanonicalJSON.writeNumber(number, into: &buffer, largeIntegersWithExponent: interchangeable)
         case .string(let text):
             CanonicalJSON.writeString(text, into: &buffer)
         case .array(let elements):
             buffer.append(UInt8(ascii: "["))
             for (i, element) in elements.enumerated() {
                 if i > 0 { buffer.append(UInt8(ascii: ",")) }
-                element.writeCanonical(into: &buffer)
+                element.write(into: &buffer, interchangeable: interchangeable)
             }
             buffer.append(UInt8(ascii: "]"))
         case .object(let object):
@@ -40,7 +59,7 @@ extension JSONValue {
                 if i > 0 { buffer.append(UInt8(ascii: ",")) }
                 CanonicalJSON.writeString(member.key, into: &buffer)
                 buffer.append(UInt8(ascii: ":"))
-                member.value.writeCanonical(into: &buffer)
+                member.value.write(into: &buffer, interchangeable: interchangeable)
             }
             buffer.append(UInt8(ascii: "}"))
         }

@@ -1,4 +1,5 @@
-/// Writes snapshot files: one record per line, each in its RFC 8785 normal form.
+/// Writes snapshot files: one record per line, each in its normal form serialized by RFC 8785
+/// (numbers beyond ±(2^53−1) with an exponent: see ``JSONValue/interchangeBytes``).
 ///
 /// A file is a header, the records and a footer, so a writer can stream records out of the
 /// store without holding the whole file's tree in memory.
@@ -22,7 +23,7 @@ public enum SnapshotWriter {
 
     /// Appends one record (preceded by a separator unless it is the first).
     public static func appendRecord(_ record: ReadOnly.Record, isFirst: Bool, into bytes: inout [UInt8]) {
-        appendLine(JSONValue.object(record.normalForm).canonicalBytes, isFirst: isFirst, into: &bytes)
+        appendLine(JSONValue.object(record.normalForm).interchangeBytes, isFirst: isFirst, into: &bytes)
     }
 
     /// Appends one record already serialized as its RFC 8785 normal form (a stored line).

@@ -81,7 +81,7 @@ extension SyncDevice {
                 )
             }
             return EditReport(
-                id: outcome.record.id.rawValue, version: JSONValue.object(outcome.version.normalForm).canonicalString,
+                id: outcome.record.id.rawValue, version: JSONValue.object(outcome.version.normalForm).interchangeString,
                 notes: notes, publishedGeneration: report.publishedGeneration, merge: report)
         }
     }

@@ -53,11 +53,13 @@ extension SyncDevice {
             collection.report.conflicts = try session.counts().inConflict
             let ownFileRow = collection.rows.first { $0.name == ownFileName }
             let latest = try session.latestCompletedPublication()
-            let ownFileIsCurrent = ownFileRow.map { $0.present && $0.generation == latest?.generation } ?? false
+            // A file that no longer reads cleanly (truncated, damaged) is not current, whatever its name says.
+            let ownFileIsCurrent =
+                ownFileRow.map { $0.present && $0.lastProblem == nil && $0.generation == latest?.generation } ?? false
             guard checkPublication || changedRecords > 0 || edited != nil || !ownFileIsCurrent else {
                 return (nil, edited)
             }
-            return (try planPublication(session, now: now, ownFileRow: ownFileRow), edited)
+            return (try planPublication(session, now: now, ownFileIsCurrent: ownFileIsCurrent), edited)
         }
         if let publication = result.0 {
             try publish(publication)

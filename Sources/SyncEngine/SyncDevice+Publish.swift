@@ -11,7 +11,9 @@ struct Publication {
 extension SyncDevice {
     /// Decides, inside the merge transaction, whether this device's file must be rewritten, and
     /// if so records the intent (generation and digests) before any byte is written.
-    func planPublication(_ session: StoreSession, now: Timestamp, ownFileRow: StoredSource?) throws -> Publication? {
+    ///
+    /// - Parameter ownFileIsCurrent: whether the file in the folder is, readably, the one last published.
+    func planPublication(_ session: StoreSession, now: Timestamp, ownFileIsCurrent: Bool) throws -> Publication? {
         var body: [UInt8] = []
         var isFirst = true
         try session.forEachPublishedLine { line in
@@ -20,7 +22,6 @@ extension SyncDevice {
         }
         let contentDigest = SHA256.hash(data: body).hexString
         let latest = try session.latestCompletedPublication()
-        let ownFileIsCurrent = ownFileRow.map { $0.present && $0.generation == latest?.generation } ?? false
         if let latest, latest.contentDigest == contentDigest, ownFileIsCurrent { return nil }
         let highestSeen =
             try session.sources()
@@ -76,8 +77,10 @@ extension SyncDevice {
             row.device = device.rawValue
             row.role = "own"
             row.generation = publication.generation
-            row.highestGeneration = max(
-                try session.source(named: ownFileName)?.highestGeneration ?? 0, publication.generation)
+            let previous = try session.source(named: ownFileName)
+            row.highestGeneration = max(previous?.highestGeneration ?? 0, publication.generation)
+            // A warning about the file this one replaces (another device using this ID) still stands.
+            row.lastWarning = previous?.lastWarning
             row.lastMergedAt = now.milliseconds
             try session.save(row)
         }

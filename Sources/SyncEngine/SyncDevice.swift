@@ -37,18 +37,22 @@ public final class SyncDevice: Sendable {
         folder = try SharedFolder(path: settings.sharedFolder)
         let state = settings.stateDirectory
         do {
-            try SystemCalls.createDirectories(state)
-            let realState = try SystemCalls.resolvedPath(state)
+            // Refuse a state directory inside the shared folder before creating anything there.
             let realShared = try SystemCalls.resolvedPath(settings.sharedFolder)
+            let realState = try SystemCalls.resolvedPathOfPossiblyMissing(state)
             if realState == realShared || realState.hasPrefix(realShared + "/") {
                 throw EngineError.stateInsideShared(state: realState, shared: realShared)
             }
+            try SystemCalls.createDirectories(state)
         } catch let error as SystemCallError {
             throw EngineError.stateDirectoryUnusable(path: state, reason: error.description)
         }
         storePath = state + "/store.sqlite"
         do {
+            // The store serializes its own opening between processes (see OpeningLock).
             store = try SyncStore(path: storePath)
+        } catch let error as EngineError {
+            throw error
         } catch {
             throw EngineError.stateDirectoryUnusable(path: storePath, reason: String(describing: error))
         }

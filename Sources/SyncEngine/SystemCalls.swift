@@ -207,6 +207,35 @@ enum SystemCalls {
         return String(cString: resolved)
     }
 
+    /// The absolute path `path` names once every link in its existing part is resolved: the
+    /// existing ancestor through `realpath(3)`, then the missing components as written.
+    static func resolvedPathOfPossiblyMissing(_ path: String) throws(SystemCallError) -> String {
+        var existing = path.hasPrefix("/") ? path : (currentDirectory() + "/" + path)
+        var missing: [Substring] = []
+        while (try? statusOfLink(existing)) == nil {
+            let parts = existing.split(separator: "/", omittingEmptySubsequences: true)
+            guard let last = parts.last else { break }
+            missing.insert(last, at: 0)
+            existing = "/" + parts.dropLast().joined(separator: "/")
+        }
+        var resolved = try resolvedPath(existing)
+        for component in missing where component != "." {
+            if component == ".." {
+                resolved = String(resolved[..<(resolved.lastIndex(of: "/") ?? resolved.startIndex)])
+            } else {
+                resolved += (resolved.hasSuffix("/") ? "" : "/") + component
+            }
+        }
+        return resolved.isEmpty ? "/" : resolved
+    }
+
+    /// The current working directory (`getcwd(3)`).
+    static func currentDirectory() -> String {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        guard getcwd(&buffer, buffer.count) != nil else { return "/" }
+        return String(cString: buffer)
+    }
+
     /// Takes an exclusive `flock(2)` on an open file without waiting; false when another holds it.
     static func tryLockExclusively(_ descriptor: Int32, path: String) throws(SystemCallError) -> Bool {
         if flock(descriptor, LOCK_EX | LOCK_NB) == 0 { return true }

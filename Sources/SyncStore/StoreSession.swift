@@ -58,7 +58,7 @@ public struct StoreSession {
                 """
         ).execute(arguments: [
             record.id.rawValue, record.version.type, record.version.deleted, record.unresolvedConflicts.count,
-            record.conflicts.count, now.milliseconds, Data(JSONValue.object(record.normalForm).canonicalBytes),
+            record.conflicts.count, now.milliseconds, Data(JSONValue.object(record.normalForm).interchangeBytes),
         ])
     }
 
@@ -71,7 +71,7 @@ public struct StoreSession {
                 try body([UInt8](line))
             } else if let id = RecordID(row["id"]), let record = try record(id) {
                 // A row written before migration v3.
-                try body(JSONValue.object(record.normalForm).canonicalBytes)
+                try body(JSONValue.object(record.normalForm).interchangeBytes)
             }
         }
     }

@@ -15,15 +15,19 @@ public final class SyncStore: Sendable {
         // Another process (syncd or syncctl) may hold the write lock for a moment.
         configuration.busyMode = .timeout(30)
         configuration.label = "SyncStore"
+        let opening = try OpeningLock(databasePath: path)
         writer = try DatabasePool(path: path, configuration: configuration)
         try Self.migrator.migrate(writer)
+        _ = consume opening
     }
 
     /// Opens the store at `path` with the migrations up to and including `lastMigration` only:
     /// tests use it to write a database as an earlier release did.
     init(path: String, upTo lastMigration: String) throws {
+        let opening = try OpeningLock(databasePath: path)
         writer = try DatabasePool(path: path)
         try Self.migrator.migrate(writer, upTo: lastMigration)
+        _ = consume opening
     }
 
     /// A store in memory, for tests.

@@ -40,7 +40,7 @@ private func printConflict(_ record: ReadOnly.Record) {
             print("      deleted")
         } else {
             for (key, value) in version.fields where index == 0 || record.version.fields[key] != value {
-                print("      \(key): \(value.canonicalString)")
+                print("      \(key): \(value.interchangeString)")
             }
             if index > 0 {
                 for key in record.version.fields.keys where version.fields[key] == nil {

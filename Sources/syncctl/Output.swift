@@ -9,9 +9,9 @@ func printJSON(_ value: some Encodable) throws {
     print(String(decoding: try encoder.encode(value), as: UTF8.self))
 }
 
-/// Prints a JSON value (verbatim records) as canonical JSON text.
+/// Prints a JSON value (verbatim records) as RFC 8785 text that any I-JSON reader accepts.
 func printCanonical(_ value: JSONValue) {
-    print(value.canonicalString)
+    print(value.interchangeString)
 }
 
 /// Reads a JSON object from a file path, or standard input for "-" or nil.

@@ -82,7 +82,7 @@ struct MigrationTests {
             #expect(try session.record(record.id) == record)
             var lines: [[UInt8]] = []
             try session.forEachPublishedLine { lines.append($0) }
-            #expect(lines == [JSONValue.object(record.normalForm).canonicalBytes])
+            #expect(lines == [JSONValue.object(record.normalForm).interchangeBytes])
         }
     }
 

@@ -1,0 +1,50 @@
+import SnapshotFormat
+
+/// Why a model operation did nothing, and what to do instead; nothing was written.
+public enum ModelError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The record's current version was made by another device: its content is read-only here.
+    case foreignRecord(id: RecordID, type: String, madeBy: DeviceID?)
+    /// The record was written by a newer release than this app: editing it would drop what it knows.
+    case newerSchema(id: RecordID, type: String, stored: Int64, known: Int64)
+    /// The stored fields cannot be read as this model (a writer that broke the schema).
+    case unreadable(id: RecordID, type: String, reason: String)
+    /// The record changed (another device's version was merged) since it was read.
+    case changedSinceRead(id: RecordID)
+    /// No such record, or it is deleted.
+    case noSuchRecord(id: RecordID, type: String)
+    /// The record exists with another type.
+    case otherType(id: RecordID, expected: String, actual: String)
+    /// A record with this id exists already.
+    case alreadyExists(id: RecordID)
+    /// The record has no conflicts to resolve.
+    case notInConflict(id: RecordID)
+    /// The model's migration plan is built wrong (a programming mistake).
+    case invalidMigrationPlan(type: String, mistake: String)
+    /// A value cannot be written as `fields`.
+    case notEncodable(type: String, reason: String)
+
+    public var description: String {
+        switch self {
+        case .foreignRecord(let id, let type, let madeBy):
+            "\(type) \(id) was made by \(madeBy.map { "device \($0)" } ?? "an unknown device"): its content is read-only on this device; use updateForeign or deleteForeign only for an edit a person asked for, never for generated or derived content"
+        case .newerSchema(let id, let type, let stored, let known):
+            "\(type) \(id) was written with schemaVersion \(stored), and this app knows up to \(known): it is kept as it is; update the app to edit it"
+        case .unreadable(let id, let type, let reason):
+            "\(type) \(id) cannot be read as this app's model (\(reason)); it is kept as it is: fix the writer, or resolve it with a new version"
+        case .changedSinceRead(let id):
+            "record \(id) changed since it was read (another device's version arrived): read it again and repeat the edit"
+        case .noSuchRecord(let id, let type):
+            "there is no \(type) with id \(id) (or it is deleted)"
+        case .otherType(let id, let expected, let actual):
+            "record \(id) is a \(actual), not a \(expected)"
+        case .alreadyExists(let id):
+            "a record with id \(id) exists already: use update to change it"
+        case .notInConflict(let id):
+            "record \(id) has no conflicts to resolve: read it again"
+        case .invalidMigrationPlan(let type, let mistake):
+            "the migration plan of \(type) is wrong: \(mistake)"
+        case .notEncodable(let type, let reason):
+            "a \(type) cannot be written as record fields: \(reason)"
+        }
+    }
+}

@@ -1,0 +1,105 @@
+import SnapshotFormat
+
+extension ModelStore {
+    /// Saves `value` as a new record of `model`, made by this device, and publishes it.
+    ///
+    /// The device merges the shared folder first, then stamps the version: `schemaVersion` of
+    /// ``SyncedModel/ReadOnly``, `lastModified` by the clock rule, a vector of `{this device: 1}`,
+    /// `modifiedBy` this device.
+    ///
+    /// - Parameter id: the new record's id; a random one when nil.
+    /// - Throws: ``ModelError/alreadyExists(id:)`` when `id` is taken.
+    @discardableResult
+    public func insert<Model: SyncedModel>(
+        _ value: Model.ReadOnly, as model: Model.Type, id: RecordID? = nil
+    ) throws -> ModelRecord<Model> {
+        try check(model)
+        let fields = try FieldsCoding.encode(value)
+        if let id, try device.record(id) != nil { throw ModelError.alreadyExists(id: id) }
+        let id = id ?? RecordID.random()
+        _ = try device.put(id: id, type: Model.typeName, fields: fields, schemaVersion: Model.schemaVersion)
+        signal.bump()
+        return try readBack(id, as: model)
+    }
+
+    /// Saves `value` as a new version of a record this device made, and publishes it.
+    ///
+    /// Fields the record has that this release does not know are carried over. The record is
+    /// stamped with this release's `schemaVersion`: an older record is upgraded only by its edit.
+    ///
+    /// - Throws: ``ModelError/foreignRecord(id:type:madeBy:)`` when another device made the current
+    ///   version (its content is read-only here: see ``updateForeign(_:to:)``);
+    ///   ``ModelError/changedSinceRead(id:)`` when a newer version arrived since `record` was read.
+    @discardableResult
+    public func update<Model: SyncedModel>(
+        _ record: ModelRecord<Model>, to value: Model.ReadOnly
+    ) throws -> ModelRecord<Model> {
+        try edit(record, to: value, allowingForeign: false)
+    }
+
+    /// Saves `value` as a new version of a record whose current version another device made.
+    ///
+    /// - Important: call this only for an edit a person asked for, on content they saw. Never use
+    ///   it for generated or derived content: that is produced only on the device that made the
+    ///   record (see ``backfill(_:missing:with:)``).
+    @discardableResult
+    public func updateForeign<Model: SyncedModel>(
+        _ record: ModelRecord<Model>, to value: Model.ReadOnly
+    ) throws -> ModelRecord<Model> {
+        try edit(record, to: value, allowingForeign: true)
+    }
+
+    /// Deletes a record this device made: a tombstone (no fields) stamped like any edit.
+    ///
+    /// - Throws: ``ModelError/foreignRecord(id:type:madeBy:)`` for another device's record (see
+    ///   ``deleteForeign(_:)``); ``ModelError/changedSinceRead(id:)``.
+    public func delete<Model: SyncedModel>(_ record: ModelRecord<Model>) throws {
+        try remove(record, allowingForeign: false)
+    }
+
+    /// Deletes a record whose current version another device made.
+    ///
+    /// - Important: call this only when a person asked for the deletion.
+    public func deleteForeign<Model: SyncedModel>(_ record: ModelRecord<Model>) throws {
+        try remove(record, allowingForeign: true)
+    }
+
+    private func edit<Model: SyncedModel>(
+        _ record: ModelRecord<Model>, to value: Model.ReadOnly, allowingForeign: Bool
+    ) throws -> ModelRecord<Model> {
+        try check(Model.self)
+        var fields = try FieldsCoding.encode(value)
+        try checkUnchanged(record, allowingForeign: allowingForeign)
+        for (key, leftover) in record.leftoverFields where fields[key] == nil { fields[key] = leftover }
+        _ = try device.put(id: record.id, type: Model.typeName, fields: fields, schemaVersion: Model.schemaVersion)
+        signal.bump()
+        return try readBack(record.id, as: Model.self)
+    }
+
+    private func remove<Model: SyncedModel>(_ record: ModelRecord<Model>, allowingForeign: Bool) throws {
+        try check(Model.self)
+        try checkUnchanged(record, allowingForeign: allowingForeign)
+        _ = try device.delete(id: record.id, schemaVersion: Model.schemaVersion)
+        signal.bump()
+    }
+
+    /// Merges the folder, then makes sure the record is still the version `record` was read from
+    /// (so an edit never silently replaces a version nobody here has seen) and, unless allowed,
+    /// that this device made it.
+    func checkUnchanged<Model: SyncedModel>(_ record: ModelRecord<Model>, allowingForeign: Bool) throws {
+        try sync()
+        guard let held = try device.record(record.id), !held.version.deleted else {
+            throw ModelError.noSuchRecord(id: record.id, type: Model.typeName)
+        }
+        guard held.version == record.stored else { throw ModelError.changedSinceRead(id: record.id) }
+        if !allowingForeign && held.version.modifiedBy != thisDevice {
+            throw ModelError.foreignRecord(id: record.id, type: Model.typeName, madeBy: held.version.modifiedBy)
+        }
+    }
+
+    /// The record `id` as now held, read as `model`.
+    func readBack<Model: SyncedModel>(_ id: RecordID, as model: Model.Type) throws -> ModelRecord<Model> {
+        guard let held = try device.record(id) else { throw ModelError.noSuchRecord(id: id, type: Model.typeName) }
+        return try readOrThrow(held, as: model)
+    }
+}

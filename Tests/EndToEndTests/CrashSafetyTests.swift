@@ -1,0 +1,161 @@
+import Foundation
+import SnapshotFormat
+import SnapshotMerge
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A folder of three devices' files with `count` records each, overlapping: every fifth record
+/// is in conflict between all three; in the others laptop's version dominates; some are deleted.
+enum LargeFolder {
+    static let devices = ["phone", "laptop", "tablet"]
+
+    /// Writes the files and returns every record as the contract's merge makes it, in id order.
+    @discardableResult
+    static func write(into folder: String, count: Int, in workspace: Workspace) throws -> [JSONValue] {
+        var all: [RecordID: [ReadOnly.Version]] = [:]
+        for (k, device) in devices.enumerated() {
+            var versions: [ReadOnly.Version] = []
+            versions.reserveCapacity(count)
+            for i in 0..<count {
+                let vector: [String: Int64] =
+                    i % 5 == 0
+                    ? [device: 1]
+                    : [["phone": 1], ["phone": 1, "tablet": 1, "laptop": Int64(1 + i % 3)], ["phone": 1, "tablet": 1]][k]
+                var fields = JSONObject()
+                fields["name"] = .string("item \(i) from \(device) ✓")
+                fields["n"] = .number(Double(i))
+                fields["tags"] = .array([.string(device), .bool(i % 2 == 0)])
+                let deleted = i % 97 == 1 && k == 1
+                let version = Files.version(
+                    i, by: device, vector: vector, at: Int64(i * 3 + k), fields: deleted ? JSONObject() : fields, deleted: deleted)
+                versions.append(version)
+                all[version.id, default: []].append(version)
+            }
+            try workspace.write("\(device).json", Files.snapshot(device, generation: Int64(k + 1), versions: versions), in: folder)
+        }
+        return all.keys.sorted().map { .object(RecordMerge.merge(all[$0]!)!.normalForm) }
+    }
+}
+
+@Suite("syncctl: crash safety and the state lock", .serialized)
+struct CrashSafetyTests {
+    @Test("merge killed with SIGKILL at random moments leaves a usable store and a valid own file; the final result equals a one-shot merge")
+    func killedMerges() throws {
+        let workspace = try Workspace()
+        defer { workspace.remove() }
+        let pristine = workspace.path("pristine")
+        try FileManager.default.createDirectory(atPath: pristine, withIntermediateDirectories: true)
+        let expected = try LargeFolder.write(into: workspace.shared, count: 3_000, in: workspace)
+        try LargeFolder.write(into: pristine, count: 3_000, in: workspace)
+        let location = workspace.location()
+
+        // When merges are killed after random delays
+        var delays: [Int] = []
+        for _ in 0..<15 {
+            let delay = Int.random(in: 0...300)
+            delays.append(delay)
+            let started = try workspace.start(["merge"] + location)
+            usleep(useconds_t(delay * 1_000))
+            started.kill()  // SIGKILL by PID, then reaped
+            // Then at every moment the own file, if present, is a complete valid file
+            if FileManager.default.fileExists(atPath: workspace.sharedPath("desk.json")) {
+                let published = try Files.published(try workspace.read("desk.json"), name: "desk.json")
+                #expect(published.reading.problems.isEmpty, "after a kill at \(delay) ms")
+            }
+        }
+
+        // Then a final merge succeeds
+        let final = try workspace.run(["merge"] + location, timeout: 180)
+        #expect(final.status == 0, "delays \(delays): \(final)")
+        // And the store opens and holds every record
+        let status = try workspace.run(["status", "--json"] + location)
+        #expect(status.status == 0, "\(status)")
+        let counts = try jsonObject(status.stdout)["counts"]
+        #expect(counts == .object(CommandFolder.object(#"{"live": 2975, "deleted": 25, "inConflict": 600, "benignOnly": 0}"#)), "\(status)")
+        // And the store holds exactly the contract's merge of the files, which the own file holds too
+        let held = try jsonArray(try workspace.run(["list", "--json", "--deleted"] + location).stdout)
+        #expect(held.count == 3_000)
+        #expect(held == expected)
+        let published = try Files.published(try workspace.read("desk.json"), name: "desk.json")
+        #expect(published.reading.problems.isEmpty)
+        #expect(published.records == held)
+        // And no temporary file is left
+        let names = try FileManager.default.contentsOfDirectory(atPath: workspace.shared)
+        #expect(names.sorted() == ["desk.json", "laptop.json", "phone.json", "tablet.json"], "left: \(names)")
+
+        // And the result equals a one-shot merge of the same files by a fresh state directory
+        let fresh = ["--shared", pristine, "--state", workspace.state("fresh"), "--device", "desk"]
+        #expect(try workspace.run(["merge"] + fresh, timeout: 180).status == 0)
+        let oneShot = try jsonArray(try workspace.run(["list", "--json", "--deleted"] + fresh).stdout)
+        #expect(oneShot == held)
+        let oneShotFile = try Files.published(try [UInt8](Data(contentsOf: URL(fileURLWithPath: pristine + "/desk.json"))), name: "desk.json")
+        #expect(oneShotFile.records == published.records)
+    }
+
+    @Test("a merge waits while another process holds the state directory's lock, then succeeds")
+    func waitsForLock() throws {
+        let workspace = try Workspace()
+        defer { workspace.remove() }
+        try CommandFolder.fill(workspace)
+        #expect(try workspace.run(["merge"] + workspace.location()).status == 0)
+        // Given this test process holds <state>/lock
+        var descriptor = open(workspace.state() + "/lock", O_RDWR)
+        try #require(descriptor >= 0)
+        defer { if descriptor >= 0 { close(descriptor) } }
+        #expect(flock(descriptor, LOCK_EX | LOCK_NB) == 0)
+        try workspace.write("phone (1).json", try workspace.read("phone.json"))
+        // When a merge starts, it waits
+        let waiting = try workspace.start(["merge"] + workspace.location())
+        defer { waiting.kill() }
+        usleep(1_000_000)
+        #expect(waiting.process.isRunning, "merge did not wait for the lock")
+        // And when the lock is released it finishes
+        close(descriptor)
+        descriptor = -1
+        let run = try waiting.wait(timeout: 60)
+        #expect(run.status == 0, "\(run)")
+        #expect(run.stdout.contains("phone (1).json"))
+    }
+
+    @Test("two concurrent merges and two concurrent puts on one state all succeed with consistent generations")
+    func concurrentCommands() throws {
+        let workspace = try Workspace()
+        defer { workspace.remove() }
+        try LargeFolder.write(into: workspace.shared, count: 1_000, in: workspace)
+        let location = workspace.location()
+        // Given a state directory in use (creating it is not what this test is about)
+        #expect(try workspace.run(["status"] + location).status == 0)
+        // Two merges at once: one publishes generation 1, the other waits and finds it up to date
+        let first = try workspace.start(["merge", "--json"] + location)
+        let second = try workspace.start(["merge", "--json"] + location)
+        defer {
+            first.kill()
+            second.kill()
+        }
+        let runs = [try first.wait(timeout: 180), try second.wait(timeout: 180)]
+        for run in runs { #expect(run.status == 0, "\(run)") }
+        let generations = try runs.map { run -> Int? in
+            (try run.json() as? [String: Any])?["publishedGeneration"] as? Int
+        }
+        #expect(generations.compactMap { $0 } == [1], "published generations: \(generations)")
+        #expect(try Files.published(try workspace.read("desk.json"), name: "desk.json").reading.generation == 1)
+
+        // Two puts at once: each publishes its own generation, 2 and 3, and the file holds both
+        let puts = try ["A", "B"].map { name in
+            try workspace.start(["put", "--json", "--type", "Note"] + location, stdin: #"{"name": "\#(name)"}"#)
+        }
+        defer { puts.forEach { $0.kill() } }
+        let reports = try puts.map { try $0.wait(timeout: 180) }
+        for report in reports { #expect(report.status == 0, "\(report)") }
+        let published = try reports.map { (try $0.json() as? [String: Any])?["publishedGeneration"] as? Int }
+        #expect(published.compactMap { $0 }.sorted() == [2, 3], "\(published)")
+        let ids = try reports.map { try #require((try $0.json() as? [String: Any])?["id"] as? String) }
+        let file = try Files.published(try workspace.read("desk.json"), name: "desk.json")
+        #expect(file.reading.generation == 3)
+        for id in ids { #expect(file.reading.versions.contains { $0.id.rawValue == id }) }
+        #expect(file.records == (try jsonArray(try workspace.run(["list", "--json", "--deleted"] + location).stdout)))
+    }
+}

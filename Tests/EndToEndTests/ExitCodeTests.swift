@@ -1,0 +1,114 @@
+import Foundation
+import SnapshotFormat
+import Testing
+
+@Suite("syncctl: help and exit codes")
+struct ExitCodeTests {
+    static let helpCases: [(command: String, options: [String])] = [
+        ("merge", ["--shared", "--state", "--device", "--config", "--max-file-size", "--json"]),
+        ("status", ["--shared", "--json"]),
+        ("list", ["--type", "--deleted", "--json"]),
+        ("get", ["<id>", "--shared"]),
+        ("export", ["--type", "--shared"]),
+        ("put", ["--type", "--id", "--schema-version", "<file>"]),
+        ("delete", ["--schema-version", "<id>"]),
+        ("conflicts", ["--json", "--shared"]),
+        ("resolve", ["--take", "--device", "--fields", "--this-device", "<id>"]),
+        ("tidy", ["--json", "--shared"]),
+    ]
+
+    @Test("--help of every subcommand exits 0 and lists its options", arguments: helpCases)
+    func help(command: String, options: [String]) throws {
+        let workspace = try Workspace()
+        defer { workspace.remove() }
+        let run = try workspace.run([command, "--help"])
+        #expect(run.status == 0, "\(run)")
+        for option in options {
+            #expect(run.stdout.contains(option), "syncctl \(command) --help does not mention \(option)")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: workspace.shared).isEmpty)
+    }
+
+    @Test("syncctl --help lists every subcommand")
+    func topLevelHelp() throws {
+        let workspace = try Workspace()
+        defer { workspace.remove() }
+        let run = try workspace.run(["--help"])
+        #expect(run.status == 0)
+        for command in Self.helpCases.map(\.command) { #expect(run.stdout.contains(command)) }
+    }
+
+    @Test("put with fields that are not JSON, or not an object, exits 65 with a message and publishes nothing")
+    func badFields() throws {
+        let workspace = try Workspace()
+        defer { workspace.remove() }
+        let location = workspace.location()
+        #expect(try workspace.run(["merge"] + location).status == 0)
+        let before = try workspace.read("desk.json")
+        for (input, message) in [("{name: 1}", "not valid JSON"), (#"{"a": 1, "a": 2}"#, "not valid JSON"), ("[1, 2]", "must be a JSON object"), ("", "not valid JSON")] {
+            let run = try workspace.run(["put", "--type", "Note"] + location, stdin: input)
+            #expect(run.status == 65, "input \(input): \(run)")
+            #expect(run.stderr.contains(message), "input \(input): \(run)")
+        }
+        #expect(try workspace.read("desk.json") == before)
+        #expect(try jsonArray(try workspace.run(["list", "--json"] + location).stdout).isEmpty)
+        // A type change is refused the same way
+        let id = try workspace.run(["put", "--type", "Note"] + location, stdin: "{}").stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let change = try workspace.run(["put", "--type", "Other", "--id", id] + location, stdin: "{}")
+        #expect(change.status == 65 && change.stderr.contains("Note"), "\(change)")
+        // A malformed id is a data error too
+        #expect(try workspace.run(["get", "not-an-id"] + location).status == 65)
+    }
+
+    @Test("an unknown record exits 4 for get, delete and resolve")
+    func unknownRecord() throws {
+        let workspace = try Workspace()
+        defer { workspace.remove() }
+        #expect(try workspace.run(["merge"] + workspace.location()).status == 0)
+        let location = workspace.location(device: nil)
+        let missing = Files.id(404).rawValue
+        for arguments in [["get", missing], ["delete", missing], ["resolve", missing, "--take", "1"], ["resolve", missing, "--device", "phone"]] {
+            let run = try workspace.run(arguments + location)
+            #expect(run.status == 4, "\(arguments): \(run)")
+            #expect(run.stderr.contains(missing), "\(arguments): \(run)")
+        }
+    }
+
+    @Test("settings problems: no --shared exits 78 naming SYNCD_SHARED; a missing folder 66; another device's store 78; state inside the folder 73")
+    func settingsProblems() throws {
+        let workspace = try Workspace()
+        defer { workspace.remove() }
+        let noShared = try workspace.run(["merge", "--state", workspace.state(), "--device", "desk"])
+        #expect(noShared.status == 78, "\(noShared)")
+        #expect(noShared.stderr.contains("SYNCD_SHARED"), "\(noShared)")
+
+        let missing = workspace.path("not-mounted")
+        let noFolder = try workspace.run(["merge"] + workspace.location(shared: missing))
+        #expect(noFolder.status == 66, "\(noFolder)")
+        #expect(noFolder.stderr.contains(missing))
+        #expect(!FileManager.default.fileExists(atPath: missing))
+
+        #expect(try workspace.run(["merge"] + workspace.location()).status == 0)
+        let otherDevice = try workspace.run(["merge"] + workspace.location(device: "phone"))
+        #expect(otherDevice.status == 78 && otherDevice.stderr.contains("desk"), "\(otherDevice)")
+        let noDevice = try workspace.run(["merge"] + workspace.location(state: workspace.state("fresh"), device: nil))
+        #expect(noDevice.status == 78 && noDevice.stderr.contains("--device"), "\(noDevice)")
+        let badDevice = try workspace.run(["merge"] + workspace.location(state: workspace.state("fresh"), device: "Desk"))
+        #expect(badDevice.status == 78, "\(badDevice)")
+
+        let inside = try workspace.run(["merge"] + workspace.location(state: workspace.shared))
+        #expect(inside.status == 73, "\(inside)")
+
+        let missingConfig = try workspace.run(["merge", "--config", workspace.path("none.json")] + workspace.location())
+        #expect(missingConfig.status == 78 && missingConfig.stderr.contains("none.json"), "\(missingConfig)")
+    }
+
+    @Test("a wrong command line exits 64")
+    func usage() throws {
+        let workspace = try Workspace()
+        defer { workspace.remove() }
+        #expect(try workspace.run(["resolve", Files.id(1).rawValue, "--take", "1", "--device", "x"] + workspace.location(device: nil)).status == 64)
+        #expect(try workspace.run(["put"] + workspace.location()).status == 64)
+        #expect(try workspace.run(["frobnicate"]).status == 64)
+    }
+}

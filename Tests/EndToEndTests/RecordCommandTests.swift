@@ -1,0 +1,157 @@
+import Foundation
+import SnapshotFormat
+import Testing
+
+@Suite("syncctl: inspecting and editing records")
+struct RecordCommandTests {
+    /// A workspace whose folder desk has merged once.
+    static func merged() throws -> Workspace {
+        let workspace = try Workspace()
+        try CommandFolder.fill(workspace)
+        let run = try workspace.run(["merge"] + workspace.location())
+        guard run.status == 0 else {
+            workspace.remove()
+            throw HarnessError("the first merge failed: \(run)")
+        }
+        return workspace
+    }
+
+    @Test("status, list, get, export and conflicts print what the store holds")
+    func inspect() throws {
+        let workspace = try Self.merged()
+        defer { workspace.remove() }
+        let location = workspace.location(device: nil)
+
+        let status = try workspace.run(["status", "--json"] + location)
+        #expect(status.status == 0, "\(status)")
+        let report = try jsonObject(status.stdout)
+        #expect(report["device"] == .string("desk") && report["publishedGeneration"] == .number(1))
+        #expect(report["counts"] == .object(CommandFolder.object(#"{"live": 4, "deleted": 0, "inConflict": 2, "benignOnly": 0}"#)))
+        guard case .array(let sources)? = report["sources"] else { throw HarnessError("no sources: \(status)") }
+        let names = sources.compactMap { source -> JSONValue? in
+            guard case .object(let object) = source else { return nil }
+            return object["name"]
+        }
+        #expect(names == [.string("desk.json"), .string("laptop.json"), .string("phone.json")])
+        let statusText = try workspace.run(["status"] + location)
+        #expect(statusText.status == 0 && statusText.stdout.contains("4 live, 0 deleted, 2 in conflict"))
+
+        let list = try workspace.run(["list", "--json"] + location)
+        #expect(list.status == 0)
+        let records = try jsonArray(list.stdout)
+        #expect(records.count == 4)
+        let published = try Files.published(try workspace.read("desk.json"), name: "desk.json")
+        #expect(records == published.records)
+        let listText = try workspace.run(["list"] + location)
+        #expect(listText.stdout.split(separator: "\n").count == 4 && listText.stdout.contains("[1 conflict(s)]"))
+
+        let get = try workspace.run(["get", Files.id(1).rawValue.lowercased()] + location)
+        #expect(get.status == 0, "\(get)")
+        let one = try jsonObject(get.stdout)
+        #expect(one["id"] == .string(Files.id(1).rawValue))
+        #expect(.object(one) == records[0])
+        guard case .array(let conflicts)? = one["conflicts"] else { throw HarnessError("no conflicts in \(get)") }
+        #expect(conflicts.count == 1)
+
+        let export = try workspace.run(["export"] + location)
+        #expect(export.status == 0)
+        let document = try jsonObject(export.stdout)
+        #expect(document["device"] == .string("desk"))
+        guard case .array(let exported)? = document["records"] else { throw HarnessError("no records in \(export)") }
+        #expect(exported.count == 4)
+        guard case .object(let first)? = exported.first else { throw HarnessError("\(export)") }
+        #expect(Set(first.keys) == ["id", "type", "schemaVersion", "lastModified", "modifiedBy", "fields"])
+        #expect(first["fields"] == .object(CommandFolder.object(#"{"v": "laptop one"}"#)))
+
+        let conflictsJSON = try workspace.run(["conflicts", "--json"] + location)
+        #expect(try jsonArray(conflictsJSON.stdout).count == 2)
+        let conflictsText = try workspace.run(["conflicts"] + location)
+        #expect(conflictsText.stdout.contains("resolve with: syncctl resolve \(Files.id(1).rawValue) --take N"))
+        #expect(conflictsText.stdout.contains("phone one") && conflictsText.stdout.contains("laptop one"))
+    }
+
+    @Test("put from stdin prints the id and publishes; put from a file edits; delete writes a tombstone")
+    func putAndDelete() throws {
+        let workspace = try Self.merged()
+        defer { workspace.remove() }
+        let location = workspace.location(device: nil)
+        // When a record is put from standard input
+        let put = try workspace.run(["put", "--type", "ShoppingItem"] + location, stdin: #"{"name": "Bananas", "amount": "6"}"#)
+        #expect(put.status == 0, "\(put)")
+        let id = put.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(RecordID(id)?.rawValue == id, "put did not print the id alone: \(put)")
+        // Then desk.json is republished holding it
+        var published = try Files.published(try workspace.read("desk.json"), name: "desk.json")
+        #expect(published.reading.generation == 2)
+        let version = try #require(published.reading.versions.first { $0.id.rawValue == id })
+        #expect(version.type == "ShoppingItem" && version.fields["name"] == .string("Bananas"))
+        #expect(version.versionVector == VersionVector([DeviceID("desk")!: 1]) && version.modifiedBy == DeviceID("desk"))
+
+        // When it is edited from a file with --id
+        let file = workspace.path("fields.json")
+        try Data(#"{"name": "Apples"}"#.utf8).write(to: URL(fileURLWithPath: file))
+        let edit = try workspace.run(["put", "--type", "ShoppingItem", "--id", id, file] + location)
+        #expect(edit.status == 0 && edit.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == id, "\(edit)")
+        let get = try jsonObject(try workspace.run(["get", id] + location).stdout)
+        #expect(get["fields"] == .object(CommandFolder.object(#"{"name": "Apples"}"#)))
+        #expect(get["versionVector"] == .object(CommandFolder.object(#"{"desk": 2}"#)))
+
+        // When it is deleted
+        let delete = try workspace.run(["delete", id] + location)
+        #expect(delete.status == 0, "\(delete)")
+        published = try Files.published(try workspace.read("desk.json"), name: "desk.json")
+        #expect(published.reading.generation == 4)
+        #expect(published.reading.versions.first { $0.id.rawValue == id }?.deleted == true)
+        // Then list and export leave it out, list --deleted shows it
+        #expect(try jsonArray(try workspace.run(["list", "--json"] + location).stdout).count == 4)
+        let all = try jsonArray(try workspace.run(["list", "--json", "--deleted"] + location).stdout)
+        #expect(all.count == 5)
+        let export = try jsonObject(try workspace.run(["export"] + location).stdout)
+        if case .array(let records)? = export["records"] { #expect(records.count == 4) } else { Issue.record("no records in export") }
+        #expect(!(try workspace.run(["export"] + location).stdout.contains(id)))
+        #expect(try workspace.run(["list", "--type", "ShoppingItem"] + location).stdout.contains("No records of type ShoppingItem"))
+    }
+
+    @Test("resolve --take 1 and resolve --device phone clear conflicts with the chosen content")
+    func resolve() throws {
+        let workspace = try Self.merged()
+        defer { workspace.remove() }
+        let location = workspace.location(device: nil)
+        // Record 1: laptop's version is current, phone's is conflict 1
+        let take = try workspace.run(["resolve", Files.id(1).rawValue, "--take", "1"] + location)
+        #expect(take.status == 0, "\(take)")
+        let one = try jsonObject(try workspace.run(["get", Files.id(1).rawValue] + location).stdout)
+        #expect(one["fields"] == .object(CommandFolder.object(#"{"v": "phone one"}"#)) && one["conflicts"] == nil)
+        #expect(one["versionVector"] == .object(CommandFolder.object(#"{"desk": 1, "laptop": 1, "phone": 1}"#)))
+        // Record 4: by the device that made the version
+        let byDevice = try workspace.run(["resolve", Files.id(4).rawValue, "--device", "phone"] + location)
+        #expect(byDevice.status == 0, "\(byDevice)")
+        let four = try jsonObject(try workspace.run(["get", Files.id(4).rawValue] + location).stdout)
+        #expect(four["fields"] == .object(CommandFolder.object(#"{"v": "phone four"}"#)) && four["conflicts"] == nil)
+        #expect(four["modifiedBy"] == .string("desk"))
+        // Then no conflict is left, here or in the published file
+        #expect(try jsonArray(try workspace.run(["conflicts", "--json"] + location).stdout).isEmpty)
+        #expect(try workspace.run(["conflicts"] + location).stdout.contains("No conflicts."))
+        let published = try Files.published(try workspace.read("desk.json"), name: "desk.json")
+        #expect(published.reading.generation == 3 && published.reading.versions.count == 4)
+        // And resolving again has nothing to resolve
+        let again = try workspace.run(["resolve", Files.id(4).rawValue, "--take", "0"] + location)
+        #expect(again.status == 65 && again.stderr.contains("no conflicts"), "\(again)")
+    }
+
+    @Test("tidy removes a sync-tool copy that adds nothing and keeps own files")
+    func tidy() throws {
+        let workspace = try Self.merged()
+        defer { workspace.remove() }
+        try workspace.write("phone (1).json", try workspace.read("phone.json"))
+        try workspace.write("laptop.sync-conflict-20261122-101010-ABCDEFG.json", try workspace.read("laptop.json"))
+        let run = try workspace.run(["tidy"] + workspace.location(device: nil))
+        #expect(run.status == 0, "\(run)")
+        #expect(run.stdout.contains("removed  phone (1).json") && run.stdout.contains("removed  laptop.sync-conflict-20261122-101010-ABCDEFG.json"))
+        #expect(Set(try FileManager.default.contentsOfDirectory(atPath: workspace.shared)) == ["desk.json", "laptop.json", "phone.json"])
+        let json = try workspace.run(["tidy", "--json"] + workspace.location(device: nil))
+        let report = try #require(try json.json() as? [String: Any])
+        #expect((report["removed"] as? [Any])?.isEmpty == true)
+        #expect(try workspace.run(["tidy"] + workspace.location(device: nil)).stdout.contains("No sync-tool copies"))
+    }
+}

@@ -1,0 +1,190 @@
+import Foundation
+import SnapshotFormat
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The built `syncctl` executable: `$SYNCCTL` if set, else the first `syncctl` found walking up
+/// from the test bundle (SwiftPM puts every product of a build in one products directory).
+enum SyncctlBinary {
+    static let path: String? = {
+        let manager = FileManager.default
+        if let given = ProcessInfo.processInfo.environment["SYNCCTL"], manager.isExecutableFile(atPath: given) {
+            return given
+        }
+        let starts = [Bundle.main.executableURL, Bundle.main.bundleURL, URL(fileURLWithPath: CommandLine.arguments[0])]
+        for start in starts.compactMap({ $0?.resolvingSymlinksInPath() }) {
+            var directory = start.deletingLastPathComponent()
+            while directory.path != "/" {
+                let candidate = directory.appendingPathComponent("syncctl").path
+                if manager.isExecutableFile(atPath: candidate), !isDirectory(candidate) { return candidate }
+                directory.deleteLastPathComponent()
+            }
+        }
+        return nil
+    }()
+
+    static func require() throws -> String {
+        guard let path else {
+            throw HarnessError(
+                "syncctl is not built next to the test bundle (\(CommandLine.arguments[0])): run swift build first, or set SYNCCTL")
+        }
+        return path
+    }
+
+    private static func isDirectory(_ path: String) -> Bool {
+        var flag: ObjCBool = false
+        return FileManager.default.fileExists(atPath: path, isDirectory: &flag) && flag.boolValue
+    }
+}
+
+struct HarnessError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// What a finished `syncctl` run printed and returned.
+struct Run: CustomStringConvertible {
+    var status: Int32
+    var stdout: String
+    var stderr: String
+
+    var description: String { "exit \(status)\n--- stdout\n\(stdout)\n--- stderr\n\(stderr)" }
+
+    /// Standard output parsed as JSON (Foundation's parser: any valid JSON).
+    func json() throws -> Any { try JSONSerialization.jsonObject(with: Data(stdout.utf8), options: [.fragmentsAllowed]) }
+}
+
+/// A fresh temporary directory with a shared folder, a state directory path and a home.
+struct Workspace {
+    let root: URL
+
+    init() throws {
+        root = FileManager.default.temporaryDirectory
+            .appendingPathComponent("EndToEndTests-\(UUID().uuidString)", isDirectory: true)
+        for folder in ["shared", "home"] {
+            try FileManager.default.createDirectory(at: root.appendingPathComponent(folder), withIntermediateDirectories: true)
+        }
+    }
+
+    var shared: String { root.appendingPathComponent("shared").path }
+    func state(_ name: String = "state") -> String { root.appendingPathComponent(name).path }
+    func sharedPath(_ name: String) -> String { shared + "/" + name }
+    func path(_ name: String) -> String { root.appendingPathComponent(name).path }
+
+    func remove() { try? FileManager.default.removeItem(at: root) }
+
+    func write(_ name: String, _ bytes: [UInt8], in folder: String? = nil) throws {
+        try Data(bytes).write(to: URL(fileURLWithPath: (folder ?? shared) + "/" + name))
+    }
+
+    func read(_ name: String) throws -> [UInt8] { [UInt8](try Data(contentsOf: URL(fileURLWithPath: sharedPath(name)))) }
+
+    /// A clean environment: no SYNCD_* variables, a home of its own (no user configuration).
+    var environment: [String: String] {
+        ["PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": root.appendingPathComponent("home").path, "LANG": "C.UTF-8"]
+    }
+
+    /// `--shared`, `--state` and `--device` for this workspace.
+    func location(state: String? = nil, device: String? = "desk", shared: String? = nil) -> [String] {
+        ["--shared", shared ?? self.shared, "--state", state ?? self.state()] + (device.map { ["--device", $0] } ?? [])
+    }
+
+    /// Starts `syncctl` with `arguments`; the caller waits for it or kills it by PID.
+    func start(_ arguments: [String], stdin: String? = nil, environment: [String: String]? = nil) throws -> Started {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: try SyncctlBinary.require())
+        process.arguments = arguments
+        process.environment = environment ?? self.environment
+        let name = UUID().uuidString
+        let out = path("\(name).out"), err = path("\(name).err"), input = path("\(name).in")
+        FileManager.default.createFile(atPath: out, contents: nil)
+        FileManager.default.createFile(atPath: err, contents: nil)
+        FileManager.default.createFile(atPath: input, contents: Data((stdin ?? "").utf8))
+        process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: out))
+        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: err))
+        process.standardInput = try FileHandle(forReadingFrom: URL(fileURLWithPath: input))
+        try process.run()
+        return Started(process: process, stdoutPath: out, stderrPath: err)
+    }
+
+    /// Runs `syncctl` to the end (killed by PID after `timeout` seconds).
+    @discardableResult
+    func run(_ arguments: [String], stdin: String? = nil, environment: [String: String]? = nil, timeout: Double = 120) throws -> Run {
+        try start(arguments, stdin: stdin, environment: environment).wait(timeout: timeout)
+    }
+}
+
+/// A started `syncctl` process.
+struct Started {
+    let process: Process
+    let stdoutPath: String
+    let stderrPath: String
+
+    var pid: Int32 { process.processIdentifier }
+
+    /// Waits for the process; past `timeout` seconds it is killed by PID and an error is thrown.
+    func wait(timeout: Double = 120) throws -> Run {
+        let deadline = Date().addingTimeInterval(timeout)
+        while process.isRunning && Date() < deadline { usleep(5_000) }
+        if process.isRunning {
+            _ = Glibc.kill(pid, SIGKILL)
+            process.waitUntilExit()
+            throw HarnessError("syncctl \(process.arguments ?? []) did not finish within \(timeout) s; killed PID \(pid)")
+        }
+        process.waitUntilExit()
+        return Run(
+            status: process.terminationStatus,
+            stdout: (try? String(contentsOfFile: stdoutPath, encoding: .utf8)) ?? "",
+            stderr: (try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? "")
+    }
+
+    /// Sends SIGKILL to this process by PID and reaps it.
+    func kill() {
+        if process.isRunning { _ = Glibc.kill(pid, SIGKILL) }
+        process.waitUntilExit()
+    }
+}
+
+/// Builders of snapshot files.
+enum Files {
+    static let base: Int64 = 1_795_000_000_000
+
+    static func id(_ n: Int) -> RecordID { RecordID(String(format: "0000E2E0-0000-4000-8000-%012d", n))! }
+
+    static func version(
+        _ n: Int, by device: String, vector: [String: Int64]? = nil, at offset: Int64 = 0, fields: JSONObject = JSONObject(),
+        deleted: Bool = false
+    ) -> ReadOnly.Version {
+        let counts = (vector ?? [device: 1]).reduce(into: [DeviceID: Int64]()) { $0[DeviceID($1.key)!] = $1.value }
+        return ReadOnly.Version(
+            id: id(n), type: "Note", lastModified: Timestamp(milliseconds: base + offset), modifiedBy: DeviceID(device),
+            versionVector: VersionVector(counts), deleted: deleted, fields: fields)
+    }
+
+    /// A valid snapshot file's bytes (built here, independently of the engine's writer).
+    static func snapshot(_ device: String, generation: Int64, _ records: [ReadOnly.Record]) -> [UInt8] {
+        var top = JSONObject()
+        top["format"] = .number(1)
+        top["device"] = .string(device)
+        top["generation"] = .number(Double(generation))
+        top["writtenAt"] = .string(Timestamp(milliseconds: base).written)
+        top["records"] = .array(records.sorted { $0.id < $1.id }.map { .object($0.normalForm) })
+        return JSONValue.object(top).canonicalBytes
+    }
+
+    static func snapshot(_ device: String, generation: Int64, versions: [ReadOnly.Version]) -> [UInt8] {
+        snapshot(device, generation: generation, versions.map { ReadOnly.Record(version: $0) })
+    }
+
+    /// The records of a published file, as JSON values, and its reading.
+    static func published(_ bytes: [UInt8], name: String) throws -> (reading: SnapshotReading, records: [JSONValue]) {
+        let reading = try SnapshotReader.read(bytes: bytes, fileName: name)
+        guard case .object(let top) = try StrictJSON.parse(bytes), case .array(let records)? = top["records"] else {
+            throw HarnessError("\(name) has no records array")
+        }
+        return (reading, records)
+    }
+}

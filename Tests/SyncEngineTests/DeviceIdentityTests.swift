@@ -1,0 +1,150 @@
+import Foundation
+import SnapshotFormat
+import SyncEngine
+import Testing
+
+@Suite("Engine: the device, its state directory and its own file")
+struct DeviceIdentityTests {
+    @Test("A store refuses another --device; without --device it uses its own")
+    func deviceMismatch() throws {
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        _ = try sandbox.device("desk")
+        do {
+            _ = try sandbox.device("phone")
+            Issue.record("the store accepted another device")
+        } catch EngineError.deviceMismatch(let store, let given) {
+            #expect(store == "desk" && given == "phone")
+        }
+        #expect(try sandbox.device(nil).device == DeviceID("desk"))
+        #expect(throws: EngineError.self) { _ = try sandbox.device(nil, state: sandbox.state("new")) }
+    }
+
+    @Test("A state directory inside the shared folder is refused, and nothing is left in the folder")
+    func stateInsideShared() throws {
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        try sandbox.write("phone.json", Wire.snapshot("phone", generation: 1, versions: [Wire.version(1, by: "phone")]))
+        let before = try folderListing(sandbox.shared)
+        for state in [sandbox.shared, sandbox.sharedPath("state"), sandbox.shared + "/./deeper/state"] {
+            do {
+                _ = try sandbox.device(state: state)
+                Issue.record("a state directory inside the shared folder was accepted: \(state)")
+            } catch EngineError.stateInsideShared {
+            }
+        }
+        #expect(try folderListing(sandbox.shared) == before, "refusing the state directory left entries in the shared folder")
+    }
+
+    @Test("A missing shared folder is an error, and neither it nor the state directory is created")
+    func sharedFolderMissing() throws {
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        let missing = sandbox.root.appendingPathComponent("unmounted/drive").path
+        let settings = SyncSettings(sharedFolder: missing, stateDirectory: sandbox.state(), device: DeviceID("desk"))
+        do {
+            _ = try SyncDevice(settings: settings, logger: quietLogger)
+            Issue.record("a missing shared folder was accepted")
+        } catch EngineError.sharedFolderMissing(let path, _) {
+            #expect(path == missing)
+        }
+        #expect(!FileManager.default.fileExists(atPath: missing))
+        #expect(!FileManager.default.fileExists(atPath: sandbox.state()))
+        // A file in place of the folder is refused the same way
+        FileManager.default.createFile(atPath: sandbox.root.appendingPathComponent("file").path, contents: Data())
+        let onFile = SyncSettings(sharedFolder: sandbox.root.appendingPathComponent("file").path, stateDirectory: sandbox.state(), device: DeviceID("desk"))
+        #expect(throws: EngineError.self) { _ = try SyncDevice(settings: onFile, logger: quietLogger) }
+    }
+
+    @Test("A shared folder that vanishes after opening fails the merge and deletes nothing")
+    func sharedFolderVanishes() throws {
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        try sandbox.write("phone.json", Wire.snapshot("phone", generation: 1, versions: [Wire.version(1, by: "phone")]))
+        let device = try sandbox.device()
+        _ = try device.merge()
+        try FileManager.default.moveItem(atPath: sandbox.shared, toPath: sandbox.root.appendingPathComponent("moved").path)
+        #expect(throws: EngineError.self) { _ = try device.merge() }
+        #expect(try device.records().map(\.id) == [Wire.id(1)])
+        #expect(!FileManager.default.fileExists(atPath: sandbox.shared))
+    }
+
+    @Test("A peer whose generation goes backwards is merged and warned about")
+    func generationBackwards() throws {
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        try sandbox.write("phone.json", Wire.snapshot("phone", generation: 5, versions: [Wire.version(1, by: "phone")]))
+        let device = try sandbox.device()
+        _ = try device.merge()
+        // When phone's file is restored from an older backup with another record
+        try sandbox.write("phone.json", Wire.snapshot("phone", generation: 3, versions: [Wire.version(2, by: "phone")]))
+        let report = try device.merge()
+        // Then it is merged, and the report, the source and status all say the generation went backwards
+        #expect(report.source("phone.json")?.status == .merged)
+        #expect(report.added == 1)
+        #expect(try device.records().map(\.id) == [Wire.id(1), Wire.id(2)])
+        #expect(report.warnings.contains { $0.contains("phone.json") && $0.contains("went backwards from 5 to 3") })
+        #expect(try device.status().warnings.contains { $0.contains("went backwards") })
+    }
+
+    @Test("A file under this device's name with a generation it never wrote is merged and reported as ANOTHER DEVICE")
+    func impostor() throws {
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        let device = try sandbox.device()
+        _ = try device.put(id: Wire.id(1), type: "Note", fields: JSONObject(), schemaVersion: nil)
+        // When another machine configured as "desk" writes desk.json with generation 7
+        try sandbox.write("desk.json", Wire.snapshot("desk", generation: 7, versions: [Wire.version(2, by: "desk", vector: ["desk": 1])]))
+        let report = try device.merge()
+        // Then the warning names it, its record is merged, and the next generation is above 7
+        #expect(report.warnings.contains { $0.contains("ANOTHER DEVICE") && $0.contains("desk") })
+        #expect(try device.records().map(\.id) == [Wire.id(1), Wire.id(2)])
+        #expect(report.publishedGeneration == 8)
+        #expect(try device.status().warnings.contains { $0.contains("ANOTHER DEVICE") }, "status does not report the impostor after the merge")
+        // And a copy under this device's name with content it did not publish is reported too
+        try sandbox.write("desk (1).json", Wire.snapshot("desk", generation: 8, versions: [Wire.version(3, by: "desk", vector: ["desk": 1])]))
+        let copy = try device.merge()
+        #expect(copy.warnings.contains { $0.contains("desk (1).json") && $0.contains("ANOTHER DEVICE") })
+        #expect(try device.status().warnings.contains { $0.contains("desk (1).json") && $0.contains("ANOTHER DEVICE") })
+    }
+
+    @Test("This device's own files, re-read, raise no warning")
+    func ownFileNoWarning() throws {
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        let device = try sandbox.device()
+        _ = try device.put(id: Wire.id(1), type: "Note", fields: JSONObject(), schemaVersion: nil)
+        // A sync tool's copy of the own file, byte for byte
+        try sandbox.write("desk.sync-conflict-20261122-101010-ABCDEFG.json", try sandbox.read("desk.json"))
+        let report = try device.merge()
+        #expect(report.warnings.isEmpty)
+        #expect(!report.hasRejections)
+        #expect(try device.status().warnings.isEmpty)
+    }
+
+    @Test("A restored own file is merged by a new store, which never reuses a count or a generation")
+    func restoreOnNewStore() throws {
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        // Given desk edited record 1 three times and published generation 3
+        let old = try sandbox.device()
+        for n in 1...3 {
+            _ = try old.put(id: Wire.id(1), type: "Note", fields: Wire.object(#"{"n": \#(n)}"#), schemaVersion: nil)
+        }
+        #expect(try old.record(Wire.id(1))?.version.versionVector[DeviceID("desk")!] == 3)
+        #expect(try readPublished(sandbox).reading.generation == 3)
+
+        // When the state directory is lost and desk starts on a new store
+        let new = try sandbox.device("desk", state: sandbox.state("restored"))
+        let report = try new.put(id: Wire.id(1), type: "Note", fields: Wire.object(#"{"n": 4}"#), schemaVersion: nil)
+        // Then the own file was merged first (no warning: a new store takes it as its own earlier self)
+        #expect(report.merge.source("desk.json")?.status == .merged)
+        #expect(report.merge.warnings.isEmpty)
+        // And the edit's count is above every count published before, as is the generation
+        let record = try #require(try new.record(Wire.id(1)))
+        #expect(record.version.versionVector == VersionVector([DeviceID("desk")!: 4]))
+        #expect(record.conflicts.isEmpty)
+        #expect(report.publishedGeneration == 4)
+        #expect(try readPublished(sandbox).reading.generation == 4)
+    }
+}

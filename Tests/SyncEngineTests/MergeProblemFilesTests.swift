@@ -1,0 +1,175 @@
+import Foundation
+import SnapshotFormat
+import SyncEngine
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+@Suite("Engine: merging a folder with problem files")
+struct MergeProblemFilesTests {
+    static let limit: Int64 = 4_000
+
+    /// Fills the shared folder with one valid peer, a valid copy, and every kind of problem.
+    static func fillProblemFolder(_ sandbox: Sandbox) throws {
+        let valid = [Wire.version(1, by: "laptop"), Wire.version(2, by: "laptop", fields: #"{"a": "b"}"#)]
+        // Two invalid records mixed with the valid ones.
+        let invalid = [#"{"id": "not-a-uuid", "type": "Note"}"#, #"{"id": "0000AAAA-0000-4000-8000-000000000099", "type": ""}"#]
+        try sandbox.write("laptop.json", Wire.snapshotText("laptop", generation: 3, records: valid.map(Wire.text) + invalid))
+        try sandbox.write("laptop (1).json", Wire.snapshot("laptop", generation: 2, versions: [Wire.version(3, by: "laptop")]))
+        // A file naming another device, a truncated file, invalid UTF-8, a newer format, duplicate keys.
+        try sandbox.write("phone.json", Wire.snapshot("laptop", generation: 9, versions: [Wire.version(10, by: "laptop")]))
+        let whole = Wire.snapshot("tv", generation: 1, versions: [Wire.version(11, by: "tv"), Wire.version(12, by: "tv")])
+        try sandbox.write("tv.json", Array(whole.prefix(whole.count / 2)))
+        var watch = Array(Wire.snapshotText("watch", generation: 1, records: [#"{"id": "0000AAAA-0000-4000-8000-000000000013", "type": "Note", "fields": {"x": "QQ"}}"#]).utf8)
+        let marker = watch.firstIndex(of: UInt8(ascii: "Q"))!
+        watch[marker] = 0xC3
+        watch[marker + 1] = 0x28
+        try sandbox.write("watch.json", watch)
+        try sandbox.write("future.json", Wire.snapshotText("future", generation: 1, format: 2, records: [#"{"id": "0000AAAA-0000-4000-8000-000000000014", "type": "Note"}"#]))
+        try sandbox.write("dup.json", #"{"format": 1, "device": "dup", "generation": 1, "generation": 2, "records": [{"id": "0000AAAA-0000-4000-8000-000000000015", "type": "Note"}]}"#)
+        // A symbolic link to a valid snapshot outside, a FIFO, a directory, and a file over the limit.
+        let outsideFile = sandbox.outside + "/x.json"
+        try Data(Wire.snapshot("x", generation: 1, versions: [Wire.version(16, by: "x")])).write(to: URL(fileURLWithPath: outsideFile))
+        try FileManager.default.createSymbolicLink(atPath: sandbox.sharedPath("x.json"), withDestinationPath: outsideFile)
+        #expect(mkfifo(sandbox.sharedPath("f.json"), 0o644) == 0)
+        try FileManager.default.createDirectory(atPath: sandbox.sharedPath("d.json"), withIntermediateDirectories: false)
+        let padding = String(repeating: "z", count: Int(limit))
+        try sandbox.write("big.json", Wire.snapshot("big", generation: 1, versions: [Wire.version(17, by: "big", fields: #"{"pad": "\#(padding)"}"#)]))
+        // Names a reader never considers.
+        try sandbox.write("notes.txt", "not a snapshot")
+        try sandbox.write(".hidden.json", "{}")
+    }
+
+    @Test("Each problem file gets an outcome naming its problem, every valid record merges, and the folder is untouched but for the own file")
+    func problemFolder() throws {
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        try Self.fillProblemFolder(sandbox)
+        let before = try folderListing(sandbox.shared)
+        // When the device merges the folder
+        let device = try sandbox.device(maxFileSize: Self.limit)
+        let report = try device.merge()
+
+        // Then every entry has the outcome its problem calls for, with a reason naming it
+        func expectOutcome(_ name: String, _ status: SourceOutcome.Status, mentions words: [String]) {
+            guard let outcome = report.source(name) else {
+                Issue.record("no outcome for \(name)")
+                return
+            }
+            #expect(outcome.status == status, "\(name): \(outcome)")
+            let reason = outcome.reason ?? ""
+            for word in words {
+                #expect(reason.localizedCaseInsensitiveContains(word), "\(name): reason \"\(reason)\" does not mention \(word)")
+            }
+        }
+        expectOutcome("phone.json", .rejected, mentions: ["phone", "laptop"])
+        expectOutcome("tv.json", .skipped, mentions: ["not valid JSON", "end of input"])
+        expectOutcome("watch.json", .skipped, mentions: ["UTF-8"])
+        expectOutcome("future.json", .skipped, mentions: ["format 2"])
+        expectOutcome("dup.json", .skipped, mentions: ["duplicate key", "generation"])
+        expectOutcome("x.json", .ignored, mentions: ["symbolic link"])
+        expectOutcome("f.json", .ignored, mentions: ["FIFO"])
+        expectOutcome("d.json", .ignored, mentions: ["directory"])
+        expectOutcome("big.json", .rejected, mentions: ["over the limit", "\(Self.limit)"])
+        let laptop = try #require(report.source("laptop.json"))
+        #expect(laptop.status == .merged && laptop.role == "own" && laptop.generation == 3 && laptop.records == 4)
+        #expect(laptop.rejectedRecords.count == 2)
+        #expect(laptop.rejectedRecords.contains { $0.contains("not-a-uuid") })
+        #expect(laptop.rejectedRecords.contains { $0.contains("0000AAAA-0000-4000-8000-000000000099") && $0.contains("type") })
+        let copy = try #require(report.source("laptop (1).json"))
+        #expect(copy.status == .merged && copy.role == "copy" && copy.rejectedRecords.isEmpty)
+        #expect(report.ignoredNames.sorted() == [".hidden.json", "notes.txt"])
+        #expect(report.hasRejections)
+
+        // And exactly the valid records merged: none from the link, the misnamed or the skipped files
+        #expect(try device.records(includeDeleted: true).map(\.id) == [1, 2, 3].map(Wire.id))
+        #expect(report.added == 3)
+
+        // And the folder holds exactly what it held, plus this device's own file
+        let after = try folderListing(sandbox.shared)
+        #expect(Set(after.keys) == Set(before.keys).union(["desk.json"]))
+        for (name, entry) in before {
+            #expect(after[name] == entry, "\(name) changed: was \(entry), now \(after[name].map(String.init(describing:)) ?? "gone")")
+        }
+        let published = try readPublished(sandbox)
+        #expect(published.reading.problems.isEmpty && published.reading.generation == 1)
+        #expect(published.records == (try heldRecords(device)))
+    }
+
+    @Test("A second merge of the same problem folder reports the standing problems as unchanged, without publishing")
+    func problemsStand() throws {
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        try Self.fillProblemFolder(sandbox)
+        let device = try sandbox.device(maxFileSize: Self.limit)
+        _ = try device.merge()
+        let second = try device.merge()
+        #expect(second.publishedGeneration == nil)
+        #expect(second.hasRejections)
+        #expect(second.source("laptop.json")?.status == .unchanged)
+        #expect(second.source("laptop.json")?.reason?.contains("rejected") == true)
+        #expect(second.source("desk.json")?.status == .unchanged)
+        #expect(second.source("x.json")?.status == .ignored)
+        #expect(second.added == 0 && second.changed == 0)
+    }
+
+    @Test("What was merged from a file stays when the file later becomes truncated or invalid")
+    func mergedStays() throws {
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        let versions = [Wire.version(1, by: "phone", fields: #"{"v": 1}"#), Wire.version(2, by: "phone")]
+        let whole = Wire.snapshot("phone", generation: 1, versions: versions)
+        try sandbox.write("phone.json", whole)
+        let device = try sandbox.device()
+        #expect(try device.merge().added == 2)
+        let held = try heldRecords(device)
+
+        for broken in [
+            Array(whole.prefix(whole.count - 10)),
+            Array(Wire.snapshotText("phone", generation: 2, records: []).utf8) + [0xFF],
+            Array(#"{"format": 1, "device": "phone", "generation": 3, "records": {}}"#.utf8),
+            Array(Wire.snapshotText("laptop", generation: 4, records: []).utf8),
+        ] {
+            // When the file is replaced by a broken one
+            try sandbox.write("phone.json", broken)
+            let report = try device.merge()
+            // Then it is not merged, and nothing merged from it before is lost, here or in the own file
+            #expect(report.source("phone.json")?.status != .merged)
+            #expect(report.source("phone.json")?.reason != nil)
+            #expect(report.publishedGeneration == nil)
+            #expect(try heldRecords(device) == held)
+            #expect(try readPublished(sandbox).records == held)
+        }
+        // And an empty but valid file deletes nothing either
+        try sandbox.write("phone.json", Wire.snapshot("phone", generation: 5, versions: []))
+        #expect(try device.merge().source("phone.json")?.status == .merged)
+        #expect(try heldRecords(device) == held)
+    }
+
+    @Test("A peer file that disappears is marked absent in status, and its records stay")
+    func peerVanishes() throws {
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        try sandbox.write("phone.json", Wire.snapshot("phone", generation: 1, versions: [Wire.version(1, by: "phone")]))
+        let device = try sandbox.device()
+        _ = try device.merge()
+        try FileManager.default.removeItem(atPath: sandbox.sharedPath("phone.json"))
+        let report = try device.merge()
+        #expect(report.source("phone.json") == nil && report.publishedGeneration == nil && report.deleted == 0)
+        #expect(try device.records().map(\.id) == [Wire.id(1)])
+        let phone = try #require(try device.status().sources.first { $0.name == "phone.json" })
+        #expect(!phone.present && phone.generation == 1)
+    }
+
+    @Test("A peer file with a byte-order mark and CRLF whitespace merges")
+    func byteOrderMark() throws {
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        let text = Wire.snapshotText("phone", generation: 1, records: [Wire.text(Wire.version(1, by: "phone"))])
+        try sandbox.write("phone.json", [0xEF, 0xBB, 0xBF] + Array(text.replacingOccurrences(of: ", ", with: ",\r\n  ").utf8))
+        let report = try sandbox.device().merge()
+        #expect(report.source("phone.json")?.status == .merged && report.added == 1 && !report.hasRejections)
+    }
+}

@@ -1,0 +1,130 @@
+import Foundation
+import SnapshotFormat
+import SyncEngine
+import Testing
+
+@Suite("Engine: resolving settings")
+struct SettingsTests {
+    typealias Values = SyncSettings.CommandLineValues
+
+    /// A directory holding a configuration file with every key, and a home without one.
+    struct ConfigFolder {
+        let root: URL
+        init() throws {
+            root = FileManager.default.temporaryDirectory.appendingPathComponent("SettingsTests-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: root.appendingPathComponent("home"), withIntermediateDirectories: true)
+        }
+        var home: String { root.appendingPathComponent("home").path }
+        func config(_ json: String, name: String = "config.json") throws -> String {
+            let path = root.appendingPathComponent(name).path
+            try Data(json.utf8).write(to: URL(fileURLWithPath: path))
+            return path
+        }
+        func remove() { try? FileManager.default.removeItem(at: root) }
+    }
+
+    static let fullConfig = #"{"shared": "/config/shared", "state": "/config/state", "device": "fromconfig", "maxFileSize": 111}"#
+
+    @Test("The command line beats SYNCD_* variables, which beat the explicit config file")
+    func precedence() async throws {
+        let folder = try ConfigFolder()
+        defer { folder.remove() }
+        let config = try folder.config(Self.fullConfig)
+        let environment = [
+            "HOME": folder.home, "SYNCD_SHARED": "/env/shared", "SYNCD_STATE": "/env/state", "SYNCD_DEVICE": "fromenv",
+            "SYNCD_MAX_FILE_SIZE": "222",
+        ]
+        // Everything given everywhere: the command line wins
+        let all = try await SyncSettings.resolve(
+            commandLine: Values(shared: "/cli/shared", state: "/cli/state", device: "fromcli", config: config, maxFileSize: 333),
+            environment: environment)
+        #expect(all == SyncSettings(sharedFolder: "/cli/shared", stateDirectory: "/cli/state", device: DeviceID("fromcli"), maxFileSize: 333))
+        // Nothing on the command line: the environment wins over the file
+        let env = try await SyncSettings.resolve(commandLine: Values(config: config), environment: environment)
+        #expect(env == SyncSettings(sharedFolder: "/env/shared", stateDirectory: "/env/state", device: DeviceID("fromenv"), maxFileSize: 222))
+        // Only the file
+        let file = try await SyncSettings.resolve(commandLine: Values(config: config), environment: ["HOME": folder.home])
+        #expect(file == SyncSettings(sharedFolder: "/config/shared", stateDirectory: "/config/state", device: DeviceID("fromconfig"), maxFileSize: 111))
+        // A mix: each setting from the highest place that gives it
+        let mixed = try await SyncSettings.resolve(
+            commandLine: Values(device: "fromcli", config: config), environment: ["HOME": folder.home, "SYNCD_STATE": "/env/state"])
+        #expect(mixed == SyncSettings(sharedFolder: "/config/shared", stateDirectory: "/env/state", device: DeviceID("fromcli"), maxFileSize: 111))
+    }
+
+    @Test("SYNCD_CONFIG names the config file when --config is not given; --config wins over it")
+    func configFromEnvironment() async throws {
+        let folder = try ConfigFolder()
+        defer { folder.remove() }
+        let first = try folder.config(#"{"shared": "/first"}"#, name: "first.json")
+        let second = try folder.config(#"{"shared": "/second"}"#, name: "second.json")
+        let viaEnvironment = try await SyncSettings.resolve(commandLine: Values(), environment: ["HOME": folder.home, "SYNCD_CONFIG": first])
+        #expect(viaEnvironment.sharedFolder == "/first")
+        let viaOption = try await SyncSettings.resolve(commandLine: Values(config: second), environment: ["HOME": folder.home, "SYNCD_CONFIG": first])
+        #expect(viaOption.sharedFolder == "/second")
+    }
+
+    @Test("Defaults: no device, the largest file size, and the state directory from XDG_STATE_HOME, else HOME")
+    func defaults() async throws {
+        let folder = try ConfigFolder()
+        defer { folder.remove() }
+        let withHome = try await SyncSettings.resolve(commandLine: Values(shared: "/s"), environment: ["HOME": folder.home])
+        #expect(withHome == SyncSettings(sharedFolder: "/s", stateDirectory: folder.home + "/.local/state/syncd", device: nil))
+        #expect(withHome.maxFileSize == SyncSettings.defaultMaxFileSize)
+        let withXDG = try await SyncSettings.resolve(
+            commandLine: Values(shared: "/s"), environment: ["HOME": folder.home, "XDG_STATE_HOME": "/xdg/state"])
+        #expect(withXDG.stateDirectory == "/xdg/state/syncd")
+        // A relative XDG_STATE_HOME is ignored, as the XDG specification says
+        let relative = try await SyncSettings.resolve(
+            commandLine: Values(shared: "/s"), environment: ["HOME": folder.home, "XDG_STATE_HOME": "relative"])
+        #expect(relative.stateDirectory == folder.home + "/.local/state/syncd")
+        #expect(SyncSettings.defaultStateDirectory(environment: [:]) == nil)
+        // Under systemd, STATE_DIRECTORY (its first entry) comes first
+        let systemd = try await SyncSettings.resolve(
+            commandLine: Values(shared: "/s"),
+            environment: ["HOME": folder.home, "XDG_STATE_HOME": "/xdg/state", "STATE_DIRECTORY": "/var/lib/syncd:/other"])
+        #expect(systemd.stateDirectory == "/var/lib/syncd")
+    }
+
+    @Test("The user's config file is read when no explicit one is given")
+    func userConfigFile() async throws {
+        let folder = try ConfigFolder()
+        defer { folder.remove() }
+        try FileManager.default.createDirectory(atPath: folder.home + "/.config/syncd", withIntermediateDirectories: true)
+        try Data(#"{"shared": "/from/home/config", "device": "homedevice"}"#.utf8).write(to: URL(fileURLWithPath: folder.home + "/.config/syncd/config.json"))
+        let settings = try await SyncSettings.resolve(commandLine: Values(), environment: ["HOME": folder.home])
+        #expect(settings.sharedFolder == "/from/home/config" && settings.device == DeviceID("homedevice"))
+    }
+
+    @Test("A missing explicit config file is an error naming it")
+    func missingExplicitConfig() async throws {
+        let folder = try ConfigFolder()
+        defer { folder.remove() }
+        let missing = folder.root.appendingPathComponent("nope.json").path
+        do {
+            _ = try await SyncSettings.resolve(commandLine: Values(shared: "/s", config: missing), environment: ["HOME": folder.home])
+            Issue.record("a missing explicit config file was accepted")
+        } catch let error as SettingsError {
+            guard case .unreadableConfiguration(let path, _) = error else { throw error }
+            #expect(path == missing && error.description.contains(missing))
+        }
+    }
+
+    @Test("Missing or invalid settings are errors that say how to give them")
+    func invalidSettings() async throws {
+        let folder = try ConfigFolder()
+        defer { folder.remove() }
+        await #expect(throws: SettingsError.noSharedFolder) {
+            _ = try await SyncSettings.resolve(commandLine: Values(), environment: ["HOME": folder.home])
+        }
+        #expect(SettingsError.noSharedFolder.description.contains("SYNCD_SHARED"))
+        await #expect(throws: SettingsError.noStateDirectory) {
+            _ = try await SyncSettings.resolve(commandLine: Values(shared: "/s"), environment: [:])
+        }
+        do {
+            _ = try await SyncSettings.resolve(commandLine: Values(shared: "/s", device: "Laptop"), environment: ["HOME": folder.home])
+            Issue.record("an upper-case device ID was accepted")
+        } catch SettingsError.invalidDevice(let text, _) {
+            #expect(text == "Laptop")
+        }
+    }
+}
