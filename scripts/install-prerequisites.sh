@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages SnapshotSync builds and tests with (Swift itself must already be on PATH).
 set -euo pipefail
-packages=(libinotifytools0-dev libsqlite3-dev sqlite3)
+packages=(libinotifytools0-dev libsqlite3-dev sqlite3 systemd syncthing python3)
 sudo_cmd=()
 [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
 missing=()
