@@ -114,6 +114,8 @@ let package = Package(
         .testTarget(
             name: "SnapshotModelsTests",
             dependencies: ["SnapshotModels", "SnapshotFormat", "SnapshotMerge", "SyncStore", "SyncEngine"]),
+        // systemd-analyze verify and security on the units in systemd/.
+        .testTarget(name: "SystemdUnitTests"),
         // Runs real syncd processes against real folders, inotify and notify sockets.
         .testTarget(name: "DaemonTests", dependencies: ["SnapshotFormat", "SnapshotMerge", "SyncStore", "Inotify"]),
     ]

@@ -159,7 +159,11 @@ doc_dir=$prefix/share/doc/snapshotsync
 
 # 1. Build.
 if [ "$build" -eq 1 ]; then
-    command -v swift >/dev/null || { echo "install.sh: swift is not on PATH (install Swift 6.3, or use --no-build)" >&2; exit 69; }
+    if [ "$dry_run" -eq 0 ] && ! command -v swift >/dev/null; then
+        echo "install.sh: swift is not on PATH (sudo resets PATH): build as yourself first" \
+            "(swift build -c release), then run this with --no-build" >&2
+        exit 69
+    fi
     for product in syncd syncctl; do
         if ! run swift build -c release "${scratch_args[@]}" --product "$product"; then
             echo "install.sh: building $product failed (see above)" >&2

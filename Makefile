@@ -1,0 +1,21 @@
+# Convenience targets; each is one command you can also run by hand.
+# make install PREFIX=/opt/snapshotsync INSTALL_FLAGS="--user --dry-run"
+SWIFT ?= swift
+PREFIX ?=
+INSTALL_FLAGS ?=
+
+.PHONY: build test install demo
+
+# Release build of every product (syncd, syncctl).
+build:
+	$(SWIFT) build -c release
+
+test:
+	$(SWIFT) test
+
+# Builds, then installs binaries, units, user and configuration (see scripts/install.sh --help).
+install:
+	bash scripts/install.sh $(if $(PREFIX),--prefix "$(PREFIX)") $(INSTALL_FLAGS)
+
+demo:
+	bash scripts/demo.sh
