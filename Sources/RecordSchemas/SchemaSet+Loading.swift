@@ -19,7 +19,9 @@ extension SchemaSet {
         }
         let reader = SchemaFileReader(source: source)
         let object = try reader.object(top, at: "the file", keys: ["format", "types", "description"])
-        guard let formatValue = object["format"] else { throw reader.invalid("the file", "has no \"format\" (write \"format\": 1)") }
+        guard let formatValue = object["format"] else {
+            throw reader.invalid("the file", "has no \"format\" (write \"format\": 1)")
+        }
         guard let format = formatValue.exactInteger, format >= 1 else {
             throw reader.invalid("\"format\"", "must be 1, not \(formatValue.briefDescription)")
         }
@@ -31,7 +33,9 @@ extension SchemaSet {
         for (index, declaration) in declarations.enumerated() {
             let type = try reader.type(declaration, at: "types[\(index)]")
             guard types[Array(type.name.utf8)] == nil else {
-                throw reader.invalid("types[\(index)]", "declares \(quote(type.name)) again: declare each type once, with all its versions")
+                throw reader.invalid(
+                    "types[\(index)]",
+                    "declares \(quote(type.name)) again: declare each type once, with all its versions")
             }
             types[Array(type.name.utf8)] = type
         }
@@ -83,7 +87,9 @@ struct SchemaFileReader {
 
     func version(_ value: JSONValue, at path: String) throws -> (Int64, VersionSchema) {
         let object = try object(value, at: path, keys: ["schemaVersion", "fields", "additionalFields", "description"])
-        guard let numberValue = object["schemaVersion"] else { throw invalid(path, "needs \"schemaVersion\": an integer >= 1") }
+        guard let numberValue = object["schemaVersion"] else {
+            throw invalid(path, "needs \"schemaVersion\": an integer >= 1")
+        }
         guard let number = numberValue.exactInteger, number >= 1 else {
             throw invalid("\(path).schemaVersion", "must be an integer >= 1, not \(numberValue.briefDescription)")
         }
@@ -91,7 +97,8 @@ struct SchemaFileReader {
         switch object["additionalFields"] {
         case nil: break
         case .bool(let flag)?: allowsOtherFields = flag
-        case let other?: throw invalid("\(path).additionalFields", "must be true or false, not \(other.briefDescription)")
+        case let other?:
+            throw invalid("\(path).additionalFields", "must be true or false, not \(other.briefDescription)")
         }
         var fields: [(name: String, rule: FieldRule)] = []
         switch object["fields"] {
@@ -100,7 +107,8 @@ struct SchemaFileReader {
             for (name, declaration) in declared {
                 fields.append((name, try rule(declaration, at: "\(path).fields.\(name)")))
             }
-        case let other?: throw invalid("\(path).fields", "must be an object of field declarations, not \(other.briefDescription)")
+        case let other?:
+            throw invalid("\(path).fields", "must be an object of field declarations, not \(other.briefDescription)")
         }
         return (number, VersionSchema(fields: fields, allowsOtherFields: allowsOtherFields, source: source))
     }
@@ -112,7 +120,9 @@ struct SchemaFileReader {
             return FieldRule(types: try types(value, at: path), isOptional: false)
         case .object:
             let object = try object(value, at: path, keys: ["type", "optional", "description"])
-            guard let typeValue = object["type"] else { throw invalid(path, "needs \"type\": a JSON type name or a list of them") }
+            guard let typeValue = object["type"] else {
+                throw invalid(path, "needs \"type\": a JSON type name or a list of them")
+            }
             var isOptional = false
             switch object["optional"] {
             case nil: break

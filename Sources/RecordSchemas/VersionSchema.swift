@@ -18,7 +18,8 @@ struct VersionSchema: Sendable {
         let declared = Set(self.fields.map { Array($0.name.utf8) })
         for key in fields.keys where !declared.contains(Array(key.utf8)) {
             let names = self.fields.map(\.name).joined(separator: ", ")
-            return "field \(quote(key)) is not declared in \(place), which allows no other fields (declared: \(names.isEmpty ? "none" : names))"
+            return
+                "field \(quote(key)) is not declared in \(place), which allows no other fields (declared: \(names.isEmpty ? "none" : names))"
         }
         return nil
     }

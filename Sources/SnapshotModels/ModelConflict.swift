@@ -69,7 +69,9 @@ extension ModelStore {
         guard !held.conflicts.isEmpty else { throw ModelError.notInConflict(id: conflict.id) }
     }
 
-    private func conflict<Model: SyncedModel>(from record: ReadOnly.Record, as model: Model.Type) -> ModelConflict<Model> {
+    private func conflict<Model: SyncedModel>(from record: ReadOnly.Record, as model: Model.Type) -> ModelConflict<
+        Model
+    > {
         var candidates: [ModelConflict<Model>.Candidate] = []
         var leftovers = JSONObject()
         for (index, version) in ([record.version] + record.conflicts).enumerated() {

@@ -50,6 +50,9 @@ public final class SyncService: Service, Sendable {
                 metadata: ["folder.path": "\(device.folder.path)", "folder.filesystem": "\(remote)"])
         }
         scheduler.request { $0.rereadAll = true; $0.storeMayHaveChanged = true }
+        // The first merge of a large folder can outlast systemd's start timeout: READY=1 follows it.
+        send("STATUS=merging the shared folder for the first time")
+        send("EXTEND_TIMEOUT_USEC=600000000")
         await withDiscardingTaskGroup { group in
             group.addTask { await self.forward(watcher.events, watcher: watcher) }
             group.addTask { await self.repeatEvery({ $0.rescanInterval }) { $0.rereadAll = true } }

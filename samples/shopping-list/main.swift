@@ -1,1 +1,0 @@
-print("shopping-list: not written yet")
