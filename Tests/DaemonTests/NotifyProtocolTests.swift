@@ -1,0 +1,94 @@
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+extension DaemonTests {
+    @Test("syncd speaks the notify protocol: READY=1 after the first pass, STATUS= lines, WATCHDOG=1 at half WATCHDOG_USEC, STOPPING=1 after SIGTERM, in that order")
+    func notifyProtocol() throws {
+        // Given a notify socket and WATCHDOG_USEC=400000 (a ping every 200 ms)
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        let daemon = try Daemon("desk", in: sandbox, watchdogMicroseconds: 400_000)
+        defer { daemon.stop() }
+
+        // When syncd has started and run for a while
+        try daemon.waitUntilReady()
+        let readyAt = Date()
+        usleep(1_200_000)
+        // Then it pings the watchdog after READY=1, about every 200 ms
+        let afterReady = daemon.notify.messages.drop { $0.text != "READY=1" }.dropFirst()
+        let pings = afterReady.filter { $0.text == "WATCHDOG=1" }
+        #expect(pings.count >= 3, "pings in 1.2 s after READY=1: \(daemon.notify.texts)")
+        #expect(pings.count <= 12, "too many pings: \(daemon.notify.texts)")
+        // And it reports its status
+        let statuses = daemon.notify.texts.filter { $0.hasPrefix("STATUS=") }
+        #expect(statuses.contains { $0.contains("records") && $0.contains("no conflicts") }, "\(daemon.notify.texts)")
+
+        // When it gets SIGTERM
+        let termAt = Date()
+        daemon.launched.signal(SIGTERM)
+        let status = daemon.launched.exitStatus(within: 10)
+        // Then it exits 0, and STOPPING=1 came after SIGTERM, after READY=1 and the pings
+        #expect(status == 0, "\(daemon.log)")
+        #expect(daemon.notify.wait(for: 1) { $0 == "STOPPING=1" }, "\(daemon.notify.texts)")
+        let messages = daemon.notify.messages
+        let texts = messages.map(\.text)
+        let ready = texts.firstIndex(of: "READY=1")
+        let firstPingAfterReady = ready.flatMap { start in texts[start...].firstIndex(of: "WATCHDOG=1") }
+        let stopping = texts.firstIndex(of: "STOPPING=1")
+        #expect(ready != nil && firstPingAfterReady != nil && stopping != nil, "\(texts)")
+        if let ready, let firstPingAfterReady, let stopping {
+            #expect(ready < firstPingAfterReady && firstPingAfterReady < stopping, "\(texts)")
+            #expect(messages[stopping].at >= termAt && messages[ready].at <= readyAt, "\(messages)")
+            #expect(texts.filter { $0 == "READY=1" }.count == 1, "\(texts)")
+            #expect(!texts[stopping...].contains("READY=1"), "\(texts)")
+        }
+    }
+
+    @Test("with WATCHDOG_PID naming another process, syncd does not ping the watchdog")
+    func watchdogForAnotherProcess() throws {
+        // Given WATCHDOG_USEC set for a PID that is not syncd's (this test process)
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        let daemon = try Daemon(
+            "desk", in: sandbox, environment: ["WATCHDOG_PID": String(getpid())], watchdogMicroseconds: 200_000)
+        defer { daemon.stop() }
+        // When it runs for a second after READY=1
+        try daemon.waitUntilReady()
+        usleep(1_000_000)
+        // Then no WATCHDOG=1 arrives, and it still stops cleanly
+        #expect(!daemon.notify.texts.contains("WATCHDOG=1"), "\(daemon.notify.texts)")
+        #expect(daemon.stop() == 0, "\(daemon.log)")
+    }
+
+    @Test("a notify socket nobody reads does not stop syncd from merging, nor from stopping on SIGTERM")
+    func unreadNotifySocket() throws {
+        // Given a notify socket whose queue fills up (net.unix.max_dgram_qlen datagrams), never read
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        let daemon = try Daemon("desk", in: sandbox, readingNotifications: false)
+        defer { daemon.stop(grace: 2) }
+        let published = eventually(within: 30) { sandbox.read("desk.json") != nil }
+        try #require(published, "syncd never published its file:\n\(daemon.log)")
+
+        // When peers publish 20 files one after the other (each merge pass sends STATUS=)
+        var merged = 0
+        for n in 1...20 {
+            try sandbox.publish("peer-\(n).json", Snapshots.file("peer-\(n)", records: [(Snapshots.id(n), Snapshots.fields("n\(n)"))]))
+            let seen = eventually(within: 5) {
+                Snapshots.published(sandbox.read("desk.json"))?.records.count == n
+            }
+            guard seen else { break }
+            merged = n
+        }
+        // Then every file is merged and published
+        #expect(merged == 20, "only \(merged) of 20 peer files were merged before syncd stalled:\n\(daemon.log)")
+        // And SIGTERM still stops it promptly
+        daemon.launched.signal(SIGTERM)
+        let status = daemon.launched.exitStatus(within: 5)
+        #expect(status == 0, "syncd (PID \(daemon.pid)) did not exit within 5 s of SIGTERM:\n\(daemon.log)")
+    }
+}

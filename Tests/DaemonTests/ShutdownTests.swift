@@ -1,0 +1,87 @@
+import Foundation
+import SnapshotFormat
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+extension DaemonTests {
+    @Test("SIGTERM during a large first merge (3 devices x 20,000 records): syncd exits 0 in bounded time, leaves no temporary file, and the store and its file are usable")
+    func terminatedDuringLargeMerge() throws {
+        // Given a folder of 3 devices x 20,000 records made by bench/generate.py
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        let generator = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../bench/generate.py")
+            .standardized.path
+        let generated = try sandbox.launch(
+            "/usr/bin/env", ["python3", generator, sandbox.shared, "--devices", "3", "--records", "20000"]
+        ).wait(timeout: 120)
+        try #require(generated.status == 0, "\(generated)")
+
+        // When syncd starts on it and gets SIGTERM half a second later, while merging
+        let daemon = try Daemon("desk", in: sandbox)
+        defer { daemon.stop() }
+        usleep(500_000)
+        let wasReady = daemon.notify.texts.contains("READY=1")
+        let termAt = Date()
+        daemon.launched.signal(SIGTERM)
+        let status = daemon.launched.exitStatus(within: 60)
+        let took = Date().timeIntervalSince(termAt)
+
+        // Then it exits 0 within the bound (it finishes the merge in flight, then stops)
+        #expect(!wasReady, "the first pass was already done: SIGTERM did not arrive during the merge")
+        #expect(status == 0, "exit \(String(describing: status)) \(took) s after SIGTERM:\n\(daemon.log)")
+        #expect(daemon.notify.texts.last == "STOPPING=1", "\(daemon.notify.texts)")
+        // And no temporary file is left in the folder
+        let names = try FileManager.default.contentsOfDirectory(atPath: sandbox.shared)
+        #expect(names.filter { $0.hasPrefix(".") && $0.hasSuffix(".tmp") }.isEmpty, "\(names)")
+        // And its own file, if published, is a complete valid snapshot of every record
+        if let bytes = sandbox.read("desk.json") {
+            let reading = try SnapshotReader.read(bytes: bytes, fileName: "desk.json")
+            #expect(reading.problems.isEmpty && reading.recordCount == 20_000, "\(reading.problems.prefix(3)) \(reading.recordCount)")
+        }
+        // And the store opens, and a merge on the same state succeeds and holds every record
+        let merge = try sandbox.syncctl(["merge"] + sandbox.location("desk"), timeout: 180)
+        #expect(merge.status == 0, "\(merge)")
+        let statusJSON = try sandbox.syncctl(["status", "--json"] + sandbox.location("desk"))
+        #expect(statusJSON.status == 0, "\(statusJSON)")
+        let listed = try Snapshots.records(try sandbox.syncctl(["list", "--deleted", "--json"] + sandbox.location("desk")))
+        #expect(listed.count == 20_000)
+        let reading = try SnapshotReader.read(bytes: try #require(sandbox.read("desk.json")), fileName: "desk.json")
+        #expect(reading.problems.isEmpty && reading.recordCount == 20_000)
+    }
+
+    @Test("a second syncd on the same state directory is refused with exit 75 and says another is already running; the first keeps working")
+    func secondDaemonRefused() throws {
+        // Given a running syncd
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        let first = try Daemon("desk", in: sandbox)
+        defer { first.stop() }
+        try first.waitUntilReady()
+
+        // When a second syncd starts on the same state directory
+        let second = try Daemon("desk", in: sandbox)
+        defer { second.stop() }
+        let status = second.launched.exitStatus(within: 30)
+
+        // Then it is refused, naming the first one's PID
+        #expect(status == 75, "\(second.log)")
+        #expect(second.log.contains("already running"), "\(second.log)")
+        #expect(second.log.contains("\(first.pid)"), "the message does not name PID \(first.pid): \(second.log)")
+        #expect(!second.notify.texts.contains("READY=1"))
+        // And the first still runs and still merges what peers publish
+        #expect(first.isRunning && kill(first.pid, 0) == 0)
+        try sandbox.publish("laptop.json", Snapshots.file("laptop", records: [(Snapshots.id(1), Snapshots.fields("x"))]))
+        let merged = eventually(within: 10) { Snapshots.published(sandbox.read("desk.json"))?.records.count == 1 }
+        #expect(merged, "\(first.log)")
+
+        // When the first is killed with SIGKILL, another can start (the kernel released the lock)
+        first.kill9()
+        let third = try Daemon("desk", in: sandbox)
+        defer { third.stop() }
+        try third.waitUntilReady()
+        #expect(third.stop() == 0, "\(third.log)")
+    }
+}
