@@ -43,7 +43,7 @@ let package = Package(
         .target(
             name: "SyncEngine",
             dependencies: [
-                "SnapshotFormat", "SnapshotMerge", "SyncStore", "Inotify",
+                "SnapshotFormat", "SnapshotMerge", "SyncStore", "Inotify", "RecordSchemas",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "Crypto", package: "swift-crypto"),

@@ -54,6 +54,13 @@ public struct LocationOptions: ParsableArguments {
     public var maxFileSize: Int64?
 
     @Option(
+        name: .customLong("schema"),
+        help: ArgumentHelp(
+            "A schema file (docs/schemas.md) that versions of its types must fit; repeatable (config key \"schemas\").",
+            valueName: "file"))
+    public var schemaFiles: [String] = []
+
+    @Option(
         name: .customLong("log-level"),
         help: "Diagnostics on standard error: trace, debug, info, notice, warning, error, critical (default: error for syncctl, notice for syncd).")
     public var logLevel: Logger.Level?
@@ -63,7 +70,9 @@ public struct LocationOptions: ParsableArguments {
     /// The settings as the options, environment and configuration files give them.
     public func settings(device: String?) async throws -> SyncSettings {
         try await SyncSettings.resolve(
-            commandLine: .init(shared: shared, state: state, device: device, config: config, maxFileSize: maxFileSize),
+            commandLine: .init(
+                shared: shared, state: state, device: device, config: config, maxFileSize: maxFileSize,
+                schemaFiles: schemaFiles),
             environment: ProcessInfo.processInfo.environment)
     }
 

@@ -134,8 +134,26 @@ extension SyncDevice {
         row.lastWarning = notes.isEmpty ? nil : notes.joined(separator: "; ")
         outcome.warning = row.lastWarning
         collection.report.warnings += notes.map { "\(name): \($0)" }
+        // Versions of declared types that do not fit their schema are rejected before anything is stored.
+        var schemaProblems: [String] = []
+        var newerSchemas = 0
         for version in reading.versions {
+            if let violation = schemas.violation(of: version) {
+                schemaProblems.append("record \(version.id) (\(version.modifiedBy?.rawValue ?? "no device"), \(version.lastModified?.written ?? "no time")): \(violation)")
+                continue
+            }
+            if schemas.newerVersionNote(for: version) != nil { newerSchemas += 1 }
             collection.incoming[version.id, default: []].append(version)
+        }
+        if !schemaProblems.isEmpty {
+            outcome.rejectedRecords += schemaProblems
+            let note = "\(schemaProblems.count) version(s) do not fit their schema, first: \(schemaProblems[0])"
+            row.lastProblem = row.lastProblem.map { $0 + "; " + note } ?? note
+        }
+        if newerSchemas > 0 {
+            let note = "\(newerSchemas) version(s) carry a schemaVersion newer than the schema files declare: merged unchecked, kept verbatim"
+            row.lastWarning = row.lastWarning.map { $0 + "; " + note } ?? note
+            outcome.warning = row.lastWarning
         }
         for problem in reading.problems {
             logger.warning("record rejected", metadata: ["source.name": "\(name)", "record.problem": "\(problem)"])

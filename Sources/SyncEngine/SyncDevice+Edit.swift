@@ -64,6 +64,9 @@ extension SyncDevice {
                 } catch let error as LocalEditError {
                     throw EngineError.invalidEdit(error.description)
                 }
+                if let violation = self.schemas.violation(of: outcome.version) {
+                    throw EngineError.invalidEdit("the new version does not fit its schema: \(violation)")
+                }
                 let merged = RecordMerge.merge(held: try session.record(outcome.record.id), incoming: [outcome.version])
                 try session.save(merged ?? outcome.record, at: now)
                 return outcome

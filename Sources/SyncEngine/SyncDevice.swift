@@ -1,4 +1,5 @@
 import Logging
+import RecordSchemas
 import SnapshotFormat
 import SyncStore
 
@@ -18,6 +19,8 @@ public final class SyncDevice: Sendable {
     public let storePath: String
     let logger: Logger
     let clock: @Sendable () -> Timestamp
+    /// The schemas incoming versions and local edits of declared types must fit.
+    public let schemas: SchemaSet
 
     /// The wall clock, as the contract's timestamps need it.
     public static let wallClock: @Sendable () -> Timestamp = {
@@ -35,6 +38,7 @@ public final class SyncDevice: Sendable {
         self.logger = logger
         self.clock = clock
         folder = try SharedFolder(path: settings.sharedFolder)
+        schemas = try Self.loadSchemas(settings.schemaFiles)
         let state = settings.stateDirectory
         do {
             // Refuse a state directory inside the shared folder before creating anything there.
@@ -71,6 +75,21 @@ public final class SyncDevice: Sendable {
                 throw EngineError.noDevice
             }
         }
+    }
+
+    private static func loadSchemas(_ paths: [String]) throws -> SchemaSet {
+        var schemas = SchemaSet()
+        for path in paths {
+            do {
+                let descriptor = try SystemCalls.openForReadingNoFollow(path)
+                defer { SystemCalls.close(descriptor) }
+                let bytes = try SystemCalls.readAll(descriptor, expectedSize: 4096, path: path)
+                schemas = try schemas.merging(try SchemaSet.load(bytes, source: path))
+            } catch {
+                throw SettingsError.unreadableSchema(path: path, reason: String(describing: error))
+            }
+        }
+        return schemas
     }
 
     /// The name of this device's own file in the shared folder.

@@ -20,6 +20,8 @@ public struct SyncSettings: Sendable, Hashable {
     public var maxFileSize: Int64
     /// Safety valves against wrong clocks and mass deletions.
     public var safety = SafetySettings()
+    /// Schema files (JSON, docs/schemas.md) that incoming versions of declared types must fit.
+    public var schemaFiles: [String] = []
 
     /// The default largest snapshot file read: 1 GiB (about 2.5 million records).
     public static let defaultMaxFileSize: Int64 = 1 << 30
@@ -42,15 +44,17 @@ public struct SyncSettings: Sendable, Hashable {
         public var device: String?
         public var config: String?
         public var maxFileSize: Int64?
+        public var schemaFiles: [String] = []
         public init(
             shared: String? = nil, state: String? = nil, device: String? = nil, config: String? = nil,
-            maxFileSize: Int64? = nil
+            maxFileSize: Int64? = nil, schemaFiles: [String] = []
         ) {
             self.shared = shared
             self.state = state
             self.device = device
             self.config = config
             self.maxFileSize = maxFileSize
+            self.schemaFiles = schemaFiles
         }
     }
 
@@ -84,6 +88,8 @@ public struct SyncSettings: Sendable, Hashable {
         settings.safety.clockSkewMargin = reader.int(forKey: "clockSkewMarginSeconds").map { Int64($0) * 1000 } ?? defaults.clockSkewMargin
         settings.safety.massDeletionShare = reader.double(forKey: "massDeletionShare") ?? defaults.massDeletionShare
         settings.safety.massDeletionMinimum = reader.int(forKey: "massDeletionMinimum") ?? defaults.massDeletionMinimum
+        settings.schemaFiles =
+            commandLine.schemaFiles.isEmpty ? (reader.stringArray(forKey: "schemas") ?? []) : commandLine.schemaFiles
         return settings
     }
 
@@ -146,6 +152,7 @@ public enum SettingsError: Error, Hashable, Sendable, CustomStringConvertible {
     case noStateDirectory
     case invalidDevice(String, problem: String)
     case unreadableConfiguration(path: String, reason: String)
+    case unreadableSchema(path: String, reason: String)
 
     public var description: String {
         switch self {
@@ -157,6 +164,8 @@ public enum SettingsError: Error, Hashable, Sendable, CustomStringConvertible {
             "the device ID \"\(text)\" \(problem); a device ID is 1 to 64 of a-z 0-9 . _ -, starting with a letter or digit"
         case .unreadableConfiguration(let path, let reason):
             "cannot read the configuration file \(path): \(reason)"
+        case .unreadableSchema(let path, let reason):
+            "cannot use the schema file \(path): \(reason); fix it (docs/schemas.md) or leave it out of --schema and \"schemas\""
         }
     }
 }
