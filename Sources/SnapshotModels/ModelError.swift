@@ -18,6 +18,8 @@ public enum ModelError: Error, Hashable, Sendable, CustomStringConvertible {
     case alreadyExists(id: RecordID)
     /// The record has no conflicts to resolve.
     case notInConflict(id: RecordID)
+    /// The model's type name is not 1 to 128 characters, as the format requires.
+    case invalidTypeName(String)
     /// The model's migration plan is built wrong (a programming mistake).
     case invalidMigrationPlan(type: String, mistake: String)
     /// A value cannot be written as `fields`.
@@ -41,6 +43,8 @@ public enum ModelError: Error, Hashable, Sendable, CustomStringConvertible {
             "a record with id \(id) exists already: use update to change it"
         case .notInConflict(let id):
             "record \(id) has no conflicts to resolve: read it again"
+        case .invalidTypeName(let name):
+            "the model type name \"\(name)\" must be 1 to 128 characters: choose a stable name once, and never change it"
         case .invalidMigrationPlan(let type, let mistake):
             "the migration plan of \(type) is wrong: \(mistake)"
         case .notEncodable(let type, let reason):

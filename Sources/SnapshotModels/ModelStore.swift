@@ -47,8 +47,11 @@ public final class ModelStore: Sendable {
         return SyncSummary(try device.merge())
     }
 
-    /// Throws when the model's migration plan was built wrong.
+    /// Throws when the model's type name or migration plan is wrong (programming mistakes).
     func check<Model: SyncedModel>(_ model: Model.Type) throws {
+        guard (1...128).contains(Model.typeName.unicodeScalars.count) else {
+            throw ModelError.invalidTypeName(Model.typeName)
+        }
         if let mistake = Model.migrationPlan.mistake {
             throw ModelError.invalidMigrationPlan(type: Model.typeName, mistake: mistake)
         }

@@ -149,6 +149,8 @@ extension SyncDevice {
             outcome.rejectedRecords += schemaProblems
             let note = "\(schemaProblems.count) version(s) do not fit their schema, first: \(schemaProblems[0])"
             row.lastProblem = row.lastProblem.map { $0 + "; " + note } ?? note
+            // Read again on every pass: once the schema files change, the versions merge.
+            row.size = -1
         }
         if newerSchemas > 0 {
             let note = "\(newerSchemas) version(s) carry a schemaVersion newer than the schema files declare: merged unchecked, kept verbatim"

@@ -110,7 +110,7 @@ struct MigrationTests {
         #expect(result.passedOver.map(\.reason) == [.unknownSchema(stored: 1, known: [2])])
     }
 
-    @Test("A plan whose versions do not increase is refused when used, saying what to fix")
+    @Test("A plan whose versions do not increase, or an empty type name, is refused when used, saying what to fix")
     func planMistakes() throws {
         let sandbox = try Sandbox()
         defer { sandbox.remove() }
@@ -118,6 +118,8 @@ struct MigrationTests {
         let error = try #require(throws: ModelError.self) { try store.fetch(Backwards.self) }
         #expect(error.description.contains("must be greater than"))
         #expect(throws: ModelError.self) { try store.insert(PantryV1(name: "x", amount: "1"), as: Backwards.self) }
+        #expect(throws: ModelError.invalidTypeName("")) { try store.fetch(Nameless.self) }
+        #expect(try store.device.records().isEmpty)
     }
 
     @Test("A custom step that throws passes the record over with the step's error")
@@ -153,4 +155,9 @@ enum Refusing: SyncedModel {
     static let migrationPlan = MigrationPlan(PantryV1.self).custom(to: PantryV3.self) { v1 -> PantryV3 in
         throw StepRefused(description: "cannot convert \(v1.name)")
     }
+}
+
+enum Nameless: SyncedModel {
+    static let typeName = ""
+    typealias ReadOnly = PantryV1
 }
