@@ -10,29 +10,54 @@ extension ReadOnly.Version {
     ///
     /// - Throws: ``VersionRuleViolation`` naming the first rule the object breaks.
     public init(validating object: JSONObject) throws(VersionRuleViolation) {
-        guard case .string(let idText)? = object["id"].nonNull else {
-            throw VersionRuleViolation(object["id"].nonNull == nil ? "id is missing" : "id must be a string")
+        // One pass over the members (this runs for every version of every file).
+        var known = [JSONValue?](repeating: nil, count: KnownKey.allCases.count)
+        var unknown: [JSONObject.Element] = []
+        for member in object.members {
+            if let key = KnownKey(member.key) {
+                known[key.rawValue] = member.value
+            } else if member.value != .null {
+                unknown.append(member)
+            }
+        }
+        func value(_ key: KnownKey) -> JSONValue? { known[key.rawValue].nonNull }
+        guard case .string(let idText)? = value(.id) else {
+            throw VersionRuleViolation(value(.id) == nil ? "id is missing" : "id must be a string")
         }
         guard let id = RecordID(idText) else {
             throw VersionRuleViolation("id \(quoted(idText)) is not a UUID (8-4-4-4-12 hexadecimal digits)")
         }
-        self.init(id: id, type: try Self.readType(object["type"].nonNull))
-        schemaVersion = try Self.readSchemaVersion(object["schemaVersion"].nonNull)
-        lastModified = try Self.readLastModified(object["lastModified"].nonNull)
-        modifiedBy = try Self.readModifiedBy(object["modifiedBy"].nonNull)
-        versionVector = try Self.readVector(object["versionVector"].nonNull)
-        switch object["deleted"].nonNull {
+        self.init(id: id, type: try Self.readType(value(.type)))
+        schemaVersion = try Self.readSchemaVersion(value(.schemaVersion))
+        lastModified = try Self.readLastModified(value(.lastModified))
+        modifiedBy = try Self.readModifiedBy(value(.modifiedBy))
+        versionVector = try Self.readVector(value(.versionVector))
+        switch value(.deleted) {
         case nil: deleted = false
         case .bool(let flag)?: deleted = flag
         case let other?: throw VersionRuleViolation("deleted must be true or false, not \(other.briefDescription)")
         }
-        switch object["fields"].nonNull {
+        switch value(.fields) {
         case nil: fields = JSONObject()
         case .object(let value)?: fields = value
         case let other?: throw VersionRuleViolation("fields must be an object, not \(other.briefDescription)")
         }
-        for (key, value) in object where !Self.knownKeys.contains(key) && value != .null {
-            unknownKeys[key] = value
+        unknownKeys = JSONObject(unknown)
+    }
+
+    /// The record keys the format defines, matched by their bytes.
+    private enum KnownKey: Int, CaseIterable {
+        case id, type, schemaVersion, lastModified, modifiedBy, versionVector, deleted, fields, conflicts
+
+        private static let names: [[UInt8]] = allCases.map { Array(String(describing: $0).utf8) }
+
+        init?(_ key: String) {
+            var key = key
+            let index: Int? = key.withUTF8 { bytes in
+                Self.names.firstIndex { $0.count == bytes.count && $0.elementsEqual(bytes) }
+            }
+            guard let index else { return nil }
+            self.init(rawValue: index)
         }
     }
 

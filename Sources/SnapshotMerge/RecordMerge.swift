@@ -7,6 +7,11 @@ public enum RecordMerge {
     /// Pure and deterministic: the result depends only on the set of versions, never on their
     /// order or repetition. Returns nil when there are no versions.
     public static func merge(_ versions: some Sequence<ReadOnly.Version>) -> ReadOnly.Record? {
+        let versions = Array(versions)
+        // The common case: every device holds the very same version.
+        if let first = versions.first, versions.dropFirst().allSatisfy({ $0 == first }) {
+            return ReadOnly.Record(version: first)
+        }
         var greatestByVector: [VersionVector: ReadOnly.Version] = [:]
         var greatestLegacy: ReadOnly.Version?
         for version in versions {

@@ -52,6 +52,8 @@ public struct MergeReport: Codable, Hashable, Sendable {
     public var publishedGeneration: Int64?
     /// The path of this device's file.
     public var ownFile = ""
+    /// How long the pass took, phase by phase.
+    public var timings = PassTimings()
     /// Warnings that need a person (another device using this ID, a generation that went backwards…).
     public var warnings: [String] = []
 
@@ -62,6 +64,18 @@ public struct MergeReport: Codable, Hashable, Sendable {
         }
             || sources.contains { $0.status == .unchanged && $0.reason != nil }
     }
+
+    public init() {}
+}
+
+/// How long each phase of a merge pass took, in milliseconds.
+public struct PassTimings: Codable, Hashable, Sendable {
+    /// Listing the folder, reading and parsing the changed files.
+    public var read = 0
+    /// The transaction: merging into the store, saving, and preparing this device's file.
+    public var merge = 0
+    /// Writing this device's file (temporary file, fsync, rename), 0 when not published.
+    public var publish = 0
 
     public init() {}
 }

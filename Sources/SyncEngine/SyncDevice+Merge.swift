@@ -34,8 +34,11 @@ extension SyncDevice {
         edit: ((StoreSession, Timestamp) throws -> Edit)?
     ) throws -> (report: MergeReport, edit: Edit?) {
         let now = clock()
+        let stopwatch = ContinuousClock()
+        var started = stopwatch.now
         removeStaleTemporaryFiles()
         var collection = try collectSources(now: now, rereadAll: rereadAll, acceptDeletions: acceptDeletions)
+        collection.report.timings.read = Self.milliseconds(since: &started, stopwatch)
         let result = try store.transaction { session -> (Publication?, Edit?) in
             var changedRecords = 0
             // A cold merge into an empty store has nothing to look up.
@@ -44,7 +47,7 @@ extension SyncDevice {
                 let held = storeWasEmpty ? nil : try session.record(id)
                 guard let merged = RecordMerge.merge(held: held, incoming: versions), merged != held else { continue }
                 tally(from: held, to: merged, into: &collection.report)
-                try session.save(merged, at: now)
+                try session.save(merged, at: now, isNew: held == nil)
                 changedRecords += 1
             }
             for row in collection.rows where row != collection.previousRows[row.name] { try session.save(row) }
@@ -61,9 +64,11 @@ extension SyncDevice {
             }
             return (try planPublication(session, now: now, ownFileIsCurrent: ownFileIsCurrent), edited)
         }
+        collection.report.timings.merge = Self.milliseconds(since: &started, stopwatch)
         if let publication = result.0 {
             try publish(publication)
             collection.report.publishedGeneration = publication.generation
+            collection.report.timings.publish = Self.milliseconds(since: &started, stopwatch)
         }
         for warning in collection.report.warnings {
             logger.warning("\(warning)")
@@ -74,8 +79,17 @@ extension SyncDevice {
                 "merge.added": "\(collection.report.added)", "merge.changed": "\(collection.report.changed)",
                 "merge.deleted": "\(collection.report.deleted)", "merge.conflicts": "\(collection.report.conflicts)",
                 "publish.generation": "\(collection.report.publishedGeneration.map(String.init) ?? "unchanged")",
+                "pass.readMs": "\(collection.report.timings.read)", "pass.mergeMs": "\(collection.report.timings.merge)",
+                "pass.publishMs": "\(collection.report.timings.publish)",
             ])
         return (collection.report, result.1)
+    }
+
+    private static func milliseconds(since start: inout ContinuousClock.Instant, _ clock: ContinuousClock) -> Int {
+        let now = clock.now
+        defer { start = now }
+        let elapsed = now - start
+        return Int(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000)
     }
 
     private func tally(from held: ReadOnly.Record?, to merged: ReadOnly.Record, into report: inout MergeReport) {

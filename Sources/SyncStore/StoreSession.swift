@@ -32,9 +32,13 @@ public struct StoreSession {
     }
 
     /// Replaces what is held for a record with `record`.
-    public func save(_ record: ReadOnly.Record, at now: Timestamp) throws {
+    ///
+    /// - Parameter isNew: the store holds nothing for this record (skips removing old rows).
+    public func save(_ record: ReadOnly.Record, at now: Timestamp, isNew: Bool = false) throws {
         // Cached prepared statements: a merge pass saves up to every record in one transaction.
-        try db.cachedStatement(sql: "DELETE FROM version WHERE recordID = ?").execute(arguments: [record.id.rawValue])
+        if !isNew {
+            try db.cachedStatement(sql: "DELETE FROM version WHERE recordID = ?").execute(arguments: [record.id.rawValue])
+        }
         let insert = try db.cachedStatement(
             sql: """
                 INSERT INTO version (recordID, position, type, schemaVersion, lastModified, modifiedBy,
