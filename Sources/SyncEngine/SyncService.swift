@@ -27,6 +27,7 @@ public final class SyncService: Service, Sendable {
         var lastError: String?
         var storeToken: Int?
         var folderMissing = false
+        var notifyFailed = false
     }
 
     /// A service for `device`; `reload` re-reads the configuration on SIGHUP.
@@ -149,7 +150,12 @@ public final class SyncService: Service, Sendable {
         do {
             try notify.send(message)
         } catch {
-            logger.warning("cannot notify systemd: \(error)")
+            // Said once: a full or vanished socket would otherwise fill the log.
+            let first = passes.withLock { statistics in
+                defer { statistics.notifyFailed = true }
+                return !statistics.notifyFailed
+            }
+            if first { logger.warning("cannot notify systemd (further failures are not logged): \(error)") }
         }
     }
 }

@@ -279,7 +279,8 @@ func sleepBriefly() {
 
 extension SystemCalls {
     /// Sends one datagram to the `AF_UNIX` socket at `path` (`@name` for an abstract address),
-    /// as the sd_notify protocol wants: one socket, one `sendto` per message.
+    /// as the sd_notify protocol wants: one socket, one `sendto` per message. Never blocks
+    /// (`MSG_DONTWAIT`): a receiver that stopped reading must not stall the daemon.
     static func sendDatagram(_ message: String, toUnixSocket path: String) throws(SystemCallError) {
         let descriptor = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard descriptor >= 0 else { throw SystemCallError(call: "socket", subject: path, errno: errno) }
@@ -302,7 +303,9 @@ extension SystemCalls {
         let sent = withUnsafePointer(to: &address) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
                 bytes.withUnsafeBytes { buffer in
-                    sendto(descriptor, buffer.baseAddress, buffer.count, Int32(MSG_NOSIGNAL), socketAddress, socklen_t(length))
+                    sendto(
+                        descriptor, buffer.baseAddress, buffer.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT), socketAddress,
+                        socklen_t(length))
                 }
             }
         }
