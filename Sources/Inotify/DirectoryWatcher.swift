@@ -5,8 +5,10 @@ import Synchronization
 /// Watches directories with inotify through libinotifytools and delivers what happens as an `AsyncStream`.
 ///
 /// libinotifytools keeps process-wide state, is not thread-safe and blocks while it waits, so one
-/// watcher owns it, on a thread of its own (never Swift's cooperative pool). The thread waits at
-/// most one second at a time, so stopping it or changing what it watches takes at most that long.
+/// watcher owns it, on a thread of its own (never Swift's cooperative pool). The thread sleeps
+/// until an event arrives: to give it a command (stop, watch again) the watcher writes its wake
+/// file, which lies in a watched directory, so an idle daemon does not wake up at all. (The
+/// library's timeout is in whole seconds and does not expose its descriptor for poll(2).)
 ///
 /// - Important: create at most one watcher per process.
 public final class DirectoryWatcher: Sendable {
@@ -25,6 +27,7 @@ public final class DirectoryWatcher: Sendable {
 
     private let continuation: AsyncStream<Event>.Continuation
     private let pending = Mutex(Commands())
+    private let wakeFile: String?
 
     private struct Commands: Sendable {
         var watch: [String] = []
@@ -35,7 +38,10 @@ public final class DirectoryWatcher: Sendable {
     ///
     /// - Throws: ``InotifyError`` when inotify cannot be initialized or a directory not watched
     ///   (for instance `fs.inotify.max_user_watches` reached).
-    public init(directories: [String]) throws(InotifyError) {
+    /// - Parameter wakeFile: a file in one of `directories` the watcher may write to wake its
+    ///   thread; without one, the thread checks for commands every second.
+    public init(directories: [String], wakeFile: String? = nil) throws(InotifyError) {
+        self.wakeFile = wakeFile
         (events, continuation) = AsyncStream.makeStream(of: Event.self, bufferingPolicy: .unbounded)
         guard inotifytools_initialize() != 0 else { throw InotifyError.initialization(errno: inotifytools_error()) }
         for directory in directories {
@@ -50,11 +56,19 @@ public final class DirectoryWatcher: Sendable {
     /// Watches `directory` again (after it was deleted and recreated); done on the owner thread.
     public func rewatch(_ directory: String) {
         pending.withLock { $0.watch.append(directory) }
+        wake()
     }
 
-    /// Stops the thread; the event stream finishes within about a second.
+    /// Stops the thread; the event stream finishes soon after.
     public func stop() {
         pending.withLock { $0.stop = true }
+        wake()
+    }
+
+    /// Writes the wake file, so the owner thread returns from its wait and reads its commands.
+    private func wake() {
+        guard let wakeFile else { return }
+        try? Data("wake\n".utf8).write(to: URL(fileURLWithPath: wakeFile))
     }
 
     /// The events a shared or state directory is watched for.
@@ -82,9 +96,11 @@ public final class DirectoryWatcher: Sendable {
                     continuation.yield(.directoryGone(directory))
                 }
             }
-            // Whole seconds only; 0 would block forever.
-            guard let pointer = inotifytools_next_event(1) else { continue }
-            if let event = Self.copy(pointer) { continuation.yield(event) }
+            // Whole seconds; 0 blocks until an event (the wake file's write is one).
+            guard let pointer = inotifytools_next_event(wakeFile == nil ? 1 : 0) else { continue }
+            guard let event = Self.copy(pointer) else { continue }
+            if case .entryChanged(let directory, let name) = event, directory + "/" + name == wakeFile { continue }
+            continuation.yield(event)
         }
         inotifytools_cleanup()
         continuation.finish()

@@ -44,7 +44,9 @@ public final class SyncService: Service, Sendable {
 
     public func run() async throws {
         let remote = RemoteFileSystem.name(of: device.folder.path)
-        let watcher = try DirectoryWatcher(directories: [device.folder.path, device.settings.stateDirectory])
+        let watcher = try DirectoryWatcher(
+            directories: [device.folder.path, device.settings.stateDirectory],
+            wakeFile: device.settings.stateDirectory + "/watcher.wake")
         if let remote {
             logger.notice(
                 "the shared folder is on \(remote): inotify does not see other machines' changes there, so it is scanned every \(timings.withLock { $0.pollInterval })",
