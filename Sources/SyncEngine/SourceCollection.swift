@@ -13,6 +13,19 @@ struct SourceCollection {
     var presentNames: Set<String> = []
     /// Live records in the store before this pass (for the mass-deletion valve), read when first needed.
     var liveRecords: Int?
+    /// This device's own file, when this pass read it cleanly.
+    var ownFileRead: OwnFileRead?
+}
+
+/// What this pass found in this device's own file: to tell whether it already holds what this
+/// device would publish, whatever generation it carries (another device using the same ID may
+/// have written the same content).
+struct OwnFileRead {
+    var generation: Int64
+    /// SHA-256 of the `records` part, when the file has the layout SnapshotWriter writes.
+    var recordsDigest: String?
+    /// SHA-256 of the whole file.
+    var fileDigest: String
 }
 
 extension SyncDevice {
@@ -114,6 +127,11 @@ extension SyncDevice {
                 "its generation went backwards from \(highest) to \(reading.generation) (restored from a backup?); merged anyway"
             )
         }
+        if reading.device == device, reading.role == .own, reading.problems.isEmpty {
+            collection.ownFileRead = OwnFileRead(
+                generation: reading.generation, recordsDigest: Self.recordsDigest(of: bytes),
+                fileDigest: SHA256.hash(data: bytes).hexString)
+        }
         if reading.device == device, hasPublished, let impostor = try? impostorWarning(reading, bytes: bytes) {
             notes.append(impostor)
         }
@@ -162,6 +180,19 @@ extension SyncDevice {
         }
     }
 
+    /// SHA-256 of the records part of a file laid out as SnapshotWriter writes it (header up to
+    /// `"records":[`, then the records, then the footer), nil for any other layout.
+    static func recordsDigest(of bytes: [UInt8]) -> String? {
+        let opening = Array(#","records":["#.utf8)
+        let footer = SnapshotWriter.footer
+        guard bytes.count >= opening.count + footer.count, bytes.suffix(footer.count).elementsEqual(footer),
+            let start = bytes.firstRange(of: opening)?.upperBound
+        else { return nil }
+        let end = bytes.count - footer.count
+        guard start <= end else { return nil }
+        return SHA256.hash(data: bytes[start..<end]).hexString
+    }
+
     /// A loud warning when a file under this device's name is not one this device wrote.
     private func impostorWarning(_ reading: SnapshotReading, bytes: [UInt8]) throws -> String? {
         let digest = SHA256.hash(data: bytes).hexString
@@ -169,6 +200,9 @@ extension SyncDevice {
         guard let publication else {
             return
                 "ANOTHER DEVICE IS USING THIS DEVICE'S ID \"\(device)\": generation \(reading.generation) was never written by this device (or this state directory was restored from an older backup). Give each device its own --device ID"
+        }
+        if publication.isAdopted {
+            return "ANOTHER DEVICE IS USING THIS DEVICE'S ID \"\(device)\": generation \(reading.generation) was written by it (with the same records as this device, so it is not rewritten). Give each device its own --device ID"
         }
         guard publication.fileDigest == digest else {
             return

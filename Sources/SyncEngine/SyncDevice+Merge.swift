@@ -56,17 +56,22 @@ extension SyncDevice {
             collection.report.conflicts = try session.counts().inConflict
             let ownFileRow = collection.rows.first { $0.name == ownFileName }
             let latest = try session.latestCompletedPublication()
+            let ownFileRead = collection.ownFileRead
             // A file that no longer reads cleanly (truncated, damaged) is not current, whatever its name says.
             let ownFileIsCurrent =
                 ownFileRow.map { $0.present && $0.lastProblem == nil && $0.generation == latest?.generation } ?? false
             guard checkPublication || changedRecords > 0 || edited != nil || !ownFileIsCurrent else {
                 return (nil, edited)
             }
-            return (try planPublication(session, now: now, ownFileIsCurrent: ownFileIsCurrent), edited)
+            return (
+                try planPublication(session, now: now, ownFileIsCurrent: ownFileIsCurrent, ownFileRead: ownFileRead),
+                edited
+            )
         }
         collection.report.timings.merge = Self.milliseconds(since: &started, stopwatch)
         if let publication = result.0 {
-            try publish(publication)
+            let ownWarning = collection.report.sources.first { $0.name == ownFileName && $0.status == .merged }?.warning
+            try publish(publication, keepingWarning: ownWarning)
             collection.report.publishedGeneration = publication.generation
             collection.report.timings.publish = Self.milliseconds(since: &started, stopwatch)
         }

@@ -13,7 +13,12 @@ extension SyncDevice {
     /// if so records the intent (generation and digests) before any byte is written.
     ///
     /// - Parameter ownFileIsCurrent: whether the file in the folder is, readably, the one last published.
-    func planPublication(_ session: StoreSession, now: Timestamp, ownFileIsCurrent: Bool) throws -> Publication? {
+    /// - Parameter ownFileRead: the own file as this pass read it, if it did: a file that already
+    ///   holds exactly these records is current whatever its generation (and is adopted), and one
+    ///   that holds others is not, whatever its generation.
+    func planPublication(
+        _ session: StoreSession, now: Timestamp, ownFileIsCurrent: Bool, ownFileRead: OwnFileRead? = nil
+    ) throws -> Publication? {
         var body: [UInt8] = []
         var isFirst = true
         try session.forEachPublishedLine { line in
@@ -22,7 +27,18 @@ extension SyncDevice {
         }
         let contentDigest = SHA256.hash(data: body).hexString
         let latest = try session.latestCompletedPublication()
-        if let latest, latest.contentDigest == contentDigest, ownFileIsCurrent { return nil }
+        if let ownFileRead, ownFileRead.recordsDigest == contentDigest {
+            // Another writer under this ID (a twin, or a restored copy) published this very content:
+            // rewriting it would only start a ping-pong of generations. Adopt it.
+            if try session.publication(generation: ownFileRead.generation) == nil {
+                try session.recordIntent(
+                    StoredPublication(
+                        generation: ownFileRead.generation, contentDigest: contentDigest, fileDigest: ownFileRead.fileDigest,
+                        writtenAt: now.milliseconds, isPublished: true, isAdopted: true))
+            }
+            return nil
+        }
+        if let latest, latest.contentDigest == contentDigest, ownFileIsCurrent, ownFileRead == nil { return nil }
         let highestSeen =
             try session.sources()
             .filter { $0.device == device.rawValue }
@@ -40,7 +56,10 @@ extension SyncDevice {
 
     /// Writes this device's file atomically: a dot-prefixed temporary file, fsync, rename over
     /// `<device>.json`, fsync of the folder. Then records that it is in place.
-    func publish(_ publication: Publication) throws {
+    ///
+    /// - Parameter warning: a warning found in the file this one replaces during this pass
+    ///   (another device using this ID); it stays in `status` until the next publication.
+    func publish(_ publication: Publication, keepingWarning warning: String? = nil) throws {
         let finalPath = folder.path(of: ownFileName)
         let temporaryPath = folder.path(of: ".\(ownFileName).\(SystemCalls.processID).tmp")
         do {
@@ -79,8 +98,7 @@ extension SyncDevice {
             row.generation = publication.generation
             let previous = try session.source(named: ownFileName)
             row.highestGeneration = max(previous?.highestGeneration ?? 0, publication.generation)
-            // A warning about the file this one replaces (another device using this ID) still stands.
-            row.lastWarning = previous?.lastWarning
+            row.lastWarning = warning
             row.lastMergedAt = now.milliseconds
             try session.save(row)
         }

@@ -17,7 +17,7 @@ extension SyncDevice {
         }
         return latestByDevice.sorted { $0.key < $1.key }.map { device, seen in
             let ahead = Self.duration(milliseconds: seen.latest.milliseconds - now.milliseconds)
-            return "\(seen.count) version(s) by \(device) are dated in this device's future, up to \(seen.latest.written) (\(ahead) ahead of this clock): check the clock of \(device) or of this device"
+            return "\(seen.count) version(s) by \(device) are dated in this device's future, up to \(seen.latest.written) (\(ahead) ahead of this clock): check the clock of \(device) or of this device (an edit of a version from a clock ahead is dated just after it, so a device with a correct clock can be named here too)"
         }
     }
 

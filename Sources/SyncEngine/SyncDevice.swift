@@ -61,6 +61,11 @@ public final class SyncDevice: Sendable {
             throw EngineError.stateDirectoryUnusable(path: storePath, reason: String(describing: error))
         }
         let now = clock()
+        // Read-only commands must not take the store's write lock: only a new store is claimed.
+        if let owner = try store.reading({ try $0.owner() }), settings.device == nil || settings.device == owner {
+            device = owner
+            return
+        }
         device = try store.transaction { session -> DeviceID in
             let owner = try session.owner()
             switch (owner, settings.device) {

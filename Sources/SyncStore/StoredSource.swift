@@ -68,13 +68,19 @@ public struct StoredPublication: Codable, Hashable, Sendable, FetchableRecord, P
     public var writtenAt: Int64
     /// Whether the rename into place is known to have completed.
     public var isPublished: Bool
+    /// Whether another writer under this device's ID published this file (migration v4).
+    public var isAdopted: Bool
 
     /// A publication row.
-    public init(generation: Int64, contentDigest: String, fileDigest: String, writtenAt: Int64, isPublished: Bool) {
+    public init(
+        generation: Int64, contentDigest: String, fileDigest: String, writtenAt: Int64, isPublished: Bool,
+        isAdopted: Bool = false
+    ) {
         self.generation = generation
         self.contentDigest = contentDigest
         self.fileDigest = fileDigest
         self.writtenAt = writtenAt
         self.isPublished = isPublished
+        self.isAdopted = isAdopted
     }
 }

@@ -70,6 +70,14 @@ extension SyncStore {
                 table.add(column: "line", .blob)
             }
         }
+        migrator.registerMigration("v4: publications adopted from another writer") { db in
+            // A file under this device's name that another writer (a device misconfigured with the
+            // same ID) published with exactly this device's content: kept, not rewritten, and
+            // still reported.
+            try db.alter(table: "publication") { table in
+                table.add(column: "isAdopted", .boolean).notNull().defaults(to: false)
+            }
+        }
         return migrator
     }
 }

@@ -14,7 +14,7 @@ struct MigrationTests {
         #expect(
             try store.appliedMigrations() == [
                 "v1: versions, records, sources, publications", "v2: source warnings apart from problems",
-                "v3: each record's published line",
+                "v3: each record's published line", "v4: publications adopted from another writer",
             ])
     }
 
@@ -38,8 +38,8 @@ struct MigrationTests {
                 source.generation = 7
                 source.lastProblem = "1 record(s) rejected"
                 try Self.saveV1(source, in: session)
-                try session.recordIntent(
-                    StoredPublication(generation: 3, contentDigest: "c", fileDigest: "f", writtenAt: 9, isPublished: true))
+                try session.db.execute(
+                    sql: "INSERT INTO publication (generation, contentDigest, fileDigest, writtenAt, isPublished) VALUES (3, 'c', 'f', 9, 1)")
             }
         }
 
@@ -47,7 +47,7 @@ struct MigrationTests {
         let store = try SyncStore(path: path)
 
         // Then it is migrated and every row is there, unchanged
-        #expect(try store.appliedMigrations().count == 3)
+        #expect(try store.appliedMigrations().count == 4)
         try store.reading { session in
             #expect(try session.owner() == DeviceID("laptop"))
             #expect(try session.record(record.id) == record)
@@ -84,6 +84,25 @@ struct MigrationTests {
             try session.forEachPublishedLine { lines.append($0) }
             #expect(lines == [JSONValue.object(record.normalForm).interchangeBytes])
         }
+    }
+
+    @Test("v4 keeps every publication a v3 database holds, none of them adopted")
+    func v3ToV4() throws {
+        let directory = NSTemporaryDirectory() + "migration-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/store.sqlite"
+        do {
+            let old = try SyncStore(path: path, upTo: "v3: each record's published line")
+            try old.transaction { session in
+                try session.db.execute(
+                    sql: "INSERT INTO publication (generation, contentDigest, fileDigest, writtenAt, isPublished) VALUES (7, 'c', 'f', 9, 1)")
+            }
+        }
+        let store = try SyncStore(path: path)
+        let publication = try store.reading { try $0.publication(generation: 7) }
+        #expect(publication == StoredPublication(generation: 7, contentDigest: "c", fileDigest: "f", writtenAt: 9, isPublished: true))
+        #expect(publication?.isAdopted == false)
     }
 
     /// Writes a record with only the columns v1 and v2 had (no published line).
