@@ -116,6 +116,8 @@ let package = Package(
             dependencies: ["SnapshotModels", "SnapshotFormat", "SnapshotMerge", "SyncStore", "SyncEngine"]),
         // systemd-analyze verify and security on the units in systemd/.
         .testTarget(name: "SystemdUnitTests"),
+        // Runs two real Syncthing instances on 127.0.0.1, one real syncd per side (docs/syncthing-testing.md).
+        .testTarget(name: "SyncthingTests"),
         // Runs real syncd processes against real folders, inotify and notify sockets.
         .testTarget(name: "DaemonTests", dependencies: ["SnapshotFormat", "SnapshotMerge", "SyncStore", "Inotify"]),
     ]
