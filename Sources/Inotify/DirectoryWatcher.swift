@@ -72,7 +72,8 @@ public final class DirectoryWatcher: Sendable {
     }
 
     /// The events a shared or state directory is watched for.
-    static let mask = IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_MODIFY | IN_DELETE_SELF | IN_MOVE_SELF
+    static let mask =
+        IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_MODIFY | IN_DELETE_SELF | IN_MOVE_SELF
 
     private static func watch(_ directory: String) throws(InotifyError) {
         // A stale entry for a dead watch of the same path would make the library refuse it.
@@ -135,7 +136,9 @@ public enum InotifyError: Error, Sendable, CustomStringConvertible {
             "inotify cannot be initialized (\(String(cString: strerror(code)))); if fs.inotify.max_user_instances is reached, raise it: sysctl -w fs.inotify.max_user_instances=512"
         case .watch(let directory, let code):
             "cannot watch \(directory) (\(String(cString: strerror(code))))"
-                + (code == ENOSPC ? "; fs.inotify.max_user_watches is too low: raise it with sysctl -w fs.inotify.max_user_watches=65536" : "")
+                + (code == ENOSPC
+                    ? "; fs.inotify.max_user_watches is too low: raise it with sysctl -w fs.inotify.max_user_watches=65536"
+                    : "")
         }
     }
 }

@@ -11,7 +11,9 @@ extension CanonicalJSON {
     ///
     /// With `largeIntegersWithExponent`, an integral number beyond ±(2^53−1) is written in the
     /// exponent form (`1e+20`) instead of plain digits, so that I-JSON readers accept it.
-    public static func writeNumber(_ number: Double, into buffer: inout [UInt8], largeIntegersWithExponent: Bool = false) {
+    public static func writeNumber(
+        _ number: Double, into buffer: inout [UInt8], largeIntegersWithExponent: Bool = false
+    ) {
         precondition(number.isFinite, "RFC 8785 cannot serialize the number \(number)")
         if number == 0 {
             buffer.append(UInt8(ascii: "0"))  // -0 too, as ECMAScript writes it.

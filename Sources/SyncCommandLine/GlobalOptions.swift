@@ -62,7 +62,9 @@ public struct LocationOptions: ParsableArguments {
 
     @Option(
         name: .customLong("log-level"),
-        help: "Diagnostics on standard error: trace, debug, info, notice, warning, error, critical (default: error for syncctl, notice for syncd).")
+        help:
+            "Diagnostics on standard error: trace, debug, info, notice, warning, error, critical (default: error for syncctl, notice for syncd)."
+    )
     public var logLevel: Logger.Level?
 
     public init() {}

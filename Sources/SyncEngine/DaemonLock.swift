@@ -11,7 +11,8 @@ public final class DaemonLock {
         let path = stateDirectory + "/syncd.pid"
         descriptor = try SystemCalls.openOrCreate(path)
         guard try SystemCalls.tryLockExclusively(descriptor, path: path) else {
-            let holder = (try? SystemCalls.readAll(descriptor, expectedSize: 16, path: path))
+            let holder =
+                (try? SystemCalls.readAll(descriptor, expectedSize: 16, path: path))
                 .map { String(decoding: $0, as: UTF8.self).trimmingSpaces } ?? ""
             SystemCalls.close(descriptor)
             throw EngineError.daemonRunning(pid: holder, stateDirectory: stateDirectory)

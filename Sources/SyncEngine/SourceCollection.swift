@@ -33,7 +33,9 @@ extension SyncDevice {
     ///
     /// With `rereadAll`, files are parsed again even when their stat is unchanged (after an inotify
     /// overflow, a lost watch, or the periodic rescan).
-    func collectSources(now: Timestamp, rereadAll: Bool = false, acceptDeletions: Set<String> = []) throws -> SourceCollection {
+    func collectSources(now: Timestamp, rereadAll: Bool = false, acceptDeletions: Set<String> = []) throws
+        -> SourceCollection
+    {
         var collection = SourceCollection()
         collection.report.ownFile = folder.path(of: ownFileName)
         let (entries, ignored) = try folder.candidates()
@@ -157,7 +159,9 @@ extension SyncDevice {
         var newerSchemas = 0
         for version in reading.versions {
             if let violation = schemas.violation(of: version) {
-                schemaProblems.append("record \(version.id) (\(version.modifiedBy?.rawValue ?? "no device"), \(version.lastModified?.written ?? "no time")): \(violation)")
+                schemaProblems.append(
+                    "record \(version.id) (\(version.modifiedBy?.rawValue ?? "no device"), \(version.lastModified?.written ?? "no time")): \(violation)"
+                )
                 continue
             }
             if schemas.newerVersionNote(for: version) != nil { newerSchemas += 1 }
@@ -171,7 +175,8 @@ extension SyncDevice {
             row.size = -1
         }
         if newerSchemas > 0 {
-            let note = "\(newerSchemas) version(s) carry a schemaVersion newer than the schema files declare: merged unchecked, kept verbatim"
+            let note =
+                "\(newerSchemas) version(s) carry a schemaVersion newer than the schema files declare: merged unchecked, kept verbatim"
             row.lastWarning = row.lastWarning.map { $0 + "; " + note } ?? note
             outcome.warning = row.lastWarning
         }
@@ -202,7 +207,8 @@ extension SyncDevice {
                 "ANOTHER DEVICE IS USING THIS DEVICE'S ID \"\(device)\": generation \(reading.generation) was never written by this device (or this state directory was restored from an older backup). Give each device its own --device ID"
         }
         if publication.isAdopted {
-            return "ANOTHER DEVICE IS USING THIS DEVICE'S ID \"\(device)\": generation \(reading.generation) was written by it (with the same records as this device, so it is not rewritten). Give each device its own --device ID"
+            return
+                "ANOTHER DEVICE IS USING THIS DEVICE'S ID \"\(device)\": generation \(reading.generation) was written by it (with the same records as this device, so it is not rewritten). Give each device its own --device ID"
         }
         guard publication.fileDigest == digest else {
             return

@@ -84,7 +84,8 @@ extension SyncDevice {
                 "merge.added": "\(collection.report.added)", "merge.changed": "\(collection.report.changed)",
                 "merge.deleted": "\(collection.report.deleted)", "merge.conflicts": "\(collection.report.conflicts)",
                 "publish.generation": "\(collection.report.publishedGeneration.map(String.init) ?? "unchanged")",
-                "pass.readMs": "\(collection.report.timings.read)", "pass.mergeMs": "\(collection.report.timings.merge)",
+                "pass.readMs": "\(collection.report.timings.read)",
+                "pass.mergeMs": "\(collection.report.timings.merge)",
                 "pass.publishMs": "\(collection.report.timings.publish)",
             ])
         return (collection.report, result.1)

@@ -33,7 +33,8 @@ extension SyncDevice {
             if try session.publication(generation: ownFileRead.generation) == nil {
                 try session.recordIntent(
                     StoredPublication(
-                        generation: ownFileRead.generation, contentDigest: contentDigest, fileDigest: ownFileRead.fileDigest,
+                        generation: ownFileRead.generation, contentDigest: contentDigest,
+                        fileDigest: ownFileRead.fileDigest,
                         writtenAt: now.milliseconds, isPublished: true, isAdopted: true))
             }
             return nil

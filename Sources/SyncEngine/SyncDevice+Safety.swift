@@ -17,17 +17,22 @@ extension SyncDevice {
         }
         return latestByDevice.sorted { $0.key < $1.key }.map { device, seen in
             let ahead = Self.duration(milliseconds: seen.latest.milliseconds - now.milliseconds)
-            return "\(seen.count) version(s) by \(device) are dated in this device's future, up to \(seen.latest.written) (\(ahead) ahead of this clock): check the clock of \(device) or of this device (an edit of a version from a clock ahead is dated just after it, so a device with a correct clock can be named here too)"
+            return
+                "\(seen.count) version(s) by \(device) are dated in this device's future, up to \(seen.latest.written) (\(ahead) ahead of this clock): check the clock of \(device) or of this device (an edit of a version from a clock ahead is dated just after it, so a device with a correct clock can be named here too)"
         }
     }
 
     /// Why a source must be held back, nil when it may merge: it would turn more than the set
     /// share of the live records into tombstones at once (and at least the set minimum).
-    func massDeletionHold(_ reading: SnapshotReading, name: String, into collection: inout SourceCollection) throws -> String? {
+    func massDeletionHold(_ reading: SnapshotReading, name: String, into collection: inout SourceCollection) throws
+        -> String?
+    {
         let safety = settings.safety
         guard safety.massDeletionShare < 1 else { return nil }
         var tombstonesByID: [RecordID: [ReadOnly.Version]] = [:]
-        for version in reading.versions where version.deleted { tombstonesByID[version.id, default: []].append(version) }
+        for version in reading.versions where version.deleted {
+            tombstonesByID[version.id, default: []].append(version)
+        }
         guard tombstonesByID.count >= safety.massDeletionMinimum else { return nil }
         if collection.liveRecords == nil { collection.liveRecords = try store.reading { try $0.counts().live } }
         let live = collection.liveRecords ?? 0
@@ -40,10 +45,12 @@ extension SyncDevice {
             }
             return count
         }
-        guard deletions >= safety.massDeletionMinimum, Double(deletions) > safety.massDeletionShare * Double(live) else {
+        guard deletions >= safety.massDeletionMinimum, Double(deletions) > safety.massDeletionShare * Double(live)
+        else {
             return nil
         }
-        return "it would delete \(deletions) of the \(live) live records at once, so it is held back and nothing from it is merged; if the deletions are meant, run: syncctl merge --accept-deletions '\(name)'"
+        return
+            "it would delete \(deletions) of the \(live) live records at once, so it is held back and nothing from it is merged; if the deletions are meant, run: syncctl merge --accept-deletions '\(name)'"
     }
 
     static func duration(milliseconds: Int64) -> String {

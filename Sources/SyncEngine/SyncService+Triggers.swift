@@ -1,7 +1,7 @@
 import Inotify
 import Logging
-import SnapshotFormat
 import ServiceLifecycle
+import SnapshotFormat
 import UnixSignals
 
 extension SyncService {
@@ -48,7 +48,8 @@ extension SyncService {
 
     /// Requests a pass every interval (read again from the timings each time) until cancelled.
     func repeatEvery(
-        _ interval: @escaping @Sendable (DaemonTimings) -> Duration, _ change: @escaping @Sendable (inout PassRequest) -> Void
+        _ interval: @escaping @Sendable (DaemonTimings) -> Duration,
+        _ change: @escaping @Sendable (inout PassRequest) -> Void
     ) async {
         while !Task.isCancelled {
             let wait = timings.withLock { interval($0) }
@@ -80,7 +81,9 @@ extension SyncService {
             do {
                 let updated = try await reload()
                 timings.withLock { $0 = updated }
-                logger.notice("configuration re-read", metadata: ["settle": "\(updated.settle)", "rescan": "\(updated.rescanInterval)"])
+                logger.notice(
+                    "configuration re-read",
+                    metadata: ["settle": "\(updated.settle)", "rescan": "\(updated.rescanInterval)"])
             } catch {
                 logger.error("cannot re-read the configuration; keeping the current one: \(error)")
             }

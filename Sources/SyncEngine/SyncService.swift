@@ -52,7 +52,9 @@ public final class SyncService: Service, Sendable {
                 "the shared folder is on \(remote): inotify does not see other machines' changes there, so it is scanned every \(timings.withLock { $0.pollInterval })",
                 metadata: ["folder.path": "\(device.folder.path)", "folder.filesystem": "\(remote)"])
         }
-        scheduler.request { $0.rereadAll = true; $0.storeMayHaveChanged = true }
+        scheduler.request {
+            $0.rereadAll = true; $0.storeMayHaveChanged = true
+        }
         // The first merge of a large folder can outlast systemd's start timeout: READY=1 follows it.
         send("STATUS=merging the shared folder for the first time")
         send("EXTEND_TIMEOUT_USEC=600000000")
@@ -87,7 +89,9 @@ public final class SyncService: Service, Sendable {
             if !isReady {
                 isReady = true
                 send("READY=1")
-                logger.notice("syncd is ready", metadata: ["device.id": "\(device.device)", "folder.path": "\(device.folder.path)"])
+                logger.notice(
+                    "syncd is ready",
+                    metadata: ["device.id": "\(device.device)", "folder.path": "\(device.folder.path)"])
             }
             send("STATUS=" + statusLine())
         }
@@ -108,7 +112,9 @@ public final class SyncService: Service, Sendable {
         let outcome: Result<MergeReport, any Error> = await withCheckedContinuation { done in
             DispatchQueue.global(qos: .utility).async {
                 done.resume(
-                    returning: Result { try device.merge(rereadAll: request.rereadAll, checkPublication: checkPublication) })
+                    returning: Result {
+                        try device.merge(rereadAll: request.rereadAll, checkPublication: checkPublication)
+                    })
             }
         }
         passes.withLock { statistics in

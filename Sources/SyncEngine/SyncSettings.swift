@@ -83,9 +83,11 @@ public struct SyncSettings: Sendable, Hashable {
             device = id
         }
         let maxFileSize = Int64(reader.int(forKey: "maxFileSize") ?? Int(defaultMaxFileSize))
-        var settings = SyncSettings(sharedFolder: shared, stateDirectory: state, device: device, maxFileSize: maxFileSize)
+        var settings = SyncSettings(
+            sharedFolder: shared, stateDirectory: state, device: device, maxFileSize: maxFileSize)
         let defaults = SafetySettings()
-        settings.safety.clockSkewMargin = reader.int(forKey: "clockSkewMarginSeconds").map { Int64($0) * 1000 } ?? defaults.clockSkewMargin
+        settings.safety.clockSkewMargin =
+            reader.int(forKey: "clockSkewMarginSeconds").map { Int64($0) * 1000 } ?? defaults.clockSkewMargin
         settings.safety.massDeletionShare = reader.double(forKey: "massDeletionShare") ?? defaults.massDeletionShare
         settings.safety.massDeletionMinimum = reader.int(forKey: "massDeletionMinimum") ?? defaults.massDeletionMinimum
         settings.schemaFiles =

@@ -37,7 +37,9 @@ public struct StoreSession {
     public func save(_ record: ReadOnly.Record, at now: Timestamp, isNew: Bool = false) throws {
         // Cached prepared statements: a merge pass saves up to every record in one transaction.
         if !isNew {
-            try db.cachedStatement(sql: "DELETE FROM version WHERE recordID = ?").execute(arguments: [record.id.rawValue])
+            try db.cachedStatement(sql: "DELETE FROM version WHERE recordID = ?").execute(arguments: [
+                record.id.rawValue
+            ])
         }
         let insert = try db.cachedStatement(
             sql: """

@@ -1,6 +1,6 @@
 import ArgumentParser
-import SyncCommandLine
 import SnapshotFormat
+import SyncCommandLine
 import SyncEngine
 
 extension SyncctlCommand {

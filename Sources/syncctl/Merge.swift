@@ -92,7 +92,9 @@ func printMergeSummary(_ report: MergeReport, device: SyncDevice) {
         print("\(report.ownFile) is up to date: not rewritten")
     }
     let timings = report.timings
-    print("Took \(timings.read + timings.merge + timings.publish) ms: read \(timings.read), merge \(timings.merge), publish \(timings.publish)")
+    print(
+        "Took \(timings.read + timings.merge + timings.publish) ms: read \(timings.read), merge \(timings.merge), publish \(timings.publish)"
+    )
     for warning in report.warnings {
         print("Warning: \(warning)")
     }

@@ -1,6 +1,6 @@
 import Foundation
-import SyncCommandLine
 import SnapshotFormat
+import SyncCommandLine
 
 /// Prints a Codable value as pretty JSON with sorted keys.
 func printJSON(_ value: some Encodable) throws {

@@ -1,7 +1,7 @@
 import ArgumentParser
-import SyncCommandLine
 import SnapshotFormat
 import SnapshotMerge
+import SyncCommandLine
 import SyncEngine
 
 extension SyncctlCommand {

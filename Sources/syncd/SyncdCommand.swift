@@ -26,20 +26,26 @@ struct SyncdCommand: AsyncParsableCommand {
 
     @OptionGroup var global: GlobalOptions
 
-    @Option(name: .customLong("settle-ms"), help: "Wait until the folder has been quiet this long before merging (default 200).")
+    @Option(
+        name: .customLong("settle-ms"),
+        help: "Wait until the folder has been quiet this long before merging (default 200).")
     var settleMilliseconds: Int?
 
     @Option(name: .customLong("rescan-interval"), help: "Read every file again this often, in seconds (default 3600).")
     var rescanSeconds: Int?
 
-    @Option(name: .customLong("poll-interval"), help: "On NFS, SMB and FUSE mounts, scan this often, in seconds (default 10).")
+    @Option(
+        name: .customLong("poll-interval"),
+        help: "On NFS, SMB and FUSE mounts, scan this often, in seconds (default 10).")
     var pollSeconds: Int?
 
     @Flag(name: .customLong("poll"), help: "Poll even where inotify should see changes.")
     var alwaysPoll = false
 
     func validate() throws {
-        for (name, value) in [("--settle-ms", settleMilliseconds), ("--rescan-interval", rescanSeconds), ("--poll-interval", pollSeconds)] {
+        for (name, value) in [
+            ("--settle-ms", settleMilliseconds), ("--rescan-interval", rescanSeconds), ("--poll-interval", pollSeconds),
+        ] {
             if let value, value < (name == "--settle-ms" ? 0 : 1) { throw ValidationError("\(name) must be positive") }
         }
     }
