@@ -113,9 +113,11 @@ public final class DirectoryWatcher: Sendable {
         if mask & UInt32(IN_Q_OVERFLOW) != 0 { return .overflow }
         let directory = inotifytools_filename_from_wd(pointer.pointee.wd).map { String(cString: $0) } ?? ""
         let path = directory.hasSuffix("/") ? String(directory.dropLast()) : directory
-        if mask & UInt32(IN_DELETE_SELF | IN_MOVE_SELF | IN_UNMOUNT) != 0 || mask & UInt32(IN_IGNORED) != 0 {
+        if mask & UInt32(IN_DELETE_SELF | IN_MOVE_SELF | IN_UNMOUNT) != 0 {
             return .directoryGone(path)
         }
+        // IN_IGNORED follows each of those (already reported), or a watch this code removed itself.
+        if mask & UInt32(IN_IGNORED) != 0 { return nil }
         let length = Int(pointer.pointee.len)
         guard length > 0 else { return nil }
         // The flexible `name[]` member does not import: read it from the bytes after the struct.

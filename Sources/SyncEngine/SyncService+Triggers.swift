@@ -46,18 +46,15 @@ extension SyncService {
         }
     }
 
-    /// Requests a pass every interval (read again from the timings each time) until cancelled.
+    /// Requests a pass every interval until cancelled; a reload restarts the countdown with the
+    /// interval it sets.
     func repeatEvery(
         _ interval: @escaping @Sendable (DaemonTimings) -> Duration,
         _ change: @escaping @Sendable (inout PassRequest) -> Void
     ) async {
         while !Task.isCancelled {
             let wait = timings.withLock { interval($0) }
-            do {
-                try await Task.sleep(for: wait)
-            } catch {
-                return
-            }
+            if await reloaded.sleep(for: wait) { continue }
             scheduler.request(change)
         }
     }
@@ -77,10 +74,11 @@ extension SyncService {
     /// Re-reads the configuration on SIGHUP.
     func reloadOnHangup() async {
         for await _ in await UnixSignalsSequence(trapping: .sighup) {
-            send("RELOADING=1")
+            send("RELOADING=1\nMONOTONIC_USEC=\(SystemCalls.monotonicMicroseconds())")
             do {
                 let updated = try await reload()
                 timings.withLock { $0 = updated }
+                reloaded.wakeAll()
                 logger.notice(
                     "configuration re-read",
                     metadata: ["settle": "\(updated.settle)", "rescan": "\(updated.rescanInterval)"])

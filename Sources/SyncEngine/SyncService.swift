@@ -18,6 +18,8 @@ public final class SyncService: Service, Sendable {
     let timings: Mutex<DaemonTimings>
     let reload: @Sendable () async throws -> DaemonTimings
     let scheduler = PassScheduler()
+    /// Cuts timer sleeps short when SIGHUP brings new timings.
+    let reloaded = Wakeup()
     let passes = Mutex(PassStatistics())
 
     /// What the daemon has done, for `STATUS=` and the log.
@@ -86,7 +88,7 @@ public final class SyncService: Service, Sendable {
             }
             guard let request = scheduler.take() else { continue }
             await runPass(request)
-            if !isReady {
+            if !isReady && !Task.isShuttingDownGracefully {
                 isReady = true
                 send("READY=1")
                 logger.notice(

@@ -268,6 +268,13 @@ enum SystemCalls {
         return Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000
     }
 
+    /// The monotonic clock in microseconds (`CLOCK_MONOTONIC`), as sd_notify's MONOTONIC_USEC wants.
+    static func monotonicMicroseconds() -> Int64 {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return Int64(now.tv_sec) * 1_000_000 + Int64(now.tv_nsec) / 1000
+    }
+
     /// This process's ID.
     static var processID: Int32 { getpid() }
 }

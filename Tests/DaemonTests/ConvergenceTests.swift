@@ -23,14 +23,10 @@ extension DaemonTests {
         let ids = (1...5).map(Snapshots.id)
 
         // When every device edits a handful of shared records at the same time, round after round
-        // (10 rounds x 3 devices), and beta's daemon is killed with SIGKILL in round 5 and restarted
+        // (10 rounds x 3 devices), and beta's daemon is killed with SIGKILL during round 5 and restarted
         var made: [String: [ReadOnly.Version]] = [:]
         var journal: [String] = []
         for round in 0..<10 {
-            if round == 5 {
-                daemons["beta"]!.kill9()
-                daemons["beta"] = try Daemon("beta", in: sandbox)
-            }
             var runs: [(device: String, what: String, launched: Launched)] = []
             for device in devices {
                 let id = ids.randomElement()!
@@ -42,6 +38,12 @@ extension DaemonTests {
                 let launched = try sandbox.launch(
                     try Binary.path("syncctl"), arguments + sandbox.location(device), stdin: deleting ? "" : fields)
                 runs.append((device, "\(deleting ? "delete" : "put") \(id.suffix(2))", launched))
+            }
+            // beta's daemon dies while this round's edits are in flight, and comes back
+            if round == 5 {
+                usleep(useconds_t.random(in: 0...150_000))
+                daemons["beta"]!.kill9()
+                daemons["beta"] = try Daemon("beta", in: sandbox)
             }
             for run in runs {
                 defer { run.launched.stop() }
@@ -63,7 +65,8 @@ extension DaemonTests {
         let expected = made.keys.sorted().map { JSONValue.object(RecordMerge.merge(made[$0]!)!.normalForm) }
         func stores() throws -> [String: [JSONValue]] {
             try devices.reduce(into: [:]) { held, device in
-                held[device] = try Snapshots.records(try sandbox.syncctl(["list", "--deleted", "--json"] + sandbox.location(device)))
+                held[device] = try Snapshots.records(
+                    try sandbox.syncctl(["list", "--deleted", "--json"] + sandbox.location(device)))
             }
         }
         let converged = try eventually(within: 30, every: 0.3) {
@@ -82,7 +85,10 @@ extension DaemonTests {
         let filesSettled = eventually(within: 10) {
             devices.allSatisfy { Snapshots.published(sandbox.read("\($0).json"))?.records == expected }
         }
-        #expect(filesSettled, "own files differ from the merge: \(devices.map { Snapshots.published(sandbox.read("\($0).json"))?.records ?? [] })")
+        #expect(
+            filesSettled,
+            "own files differ from the merge: \(devices.map { Snapshots.published(sandbox.read("\($0).json"))?.records ?? [] })"
+        )
 
         // When a fresh device merges the folder once
         let before = fingerprint(of: sandbox.shared)
@@ -90,12 +96,15 @@ extension DaemonTests {
         #expect(fresh.status == 0, "\(fresh)")
         let afterFresh = fingerprint(of: sandbox.shared)
         // Then it holds the same records and conflicts
-        #expect(try Snapshots.records(try sandbox.syncctl(["list", "--deleted", "--json"] + sandbox.location("delta"))) == expected)
+        #expect(
+            try Snapshots.records(try sandbox.syncctl(["list", "--deleted", "--json"] + sandbox.location("delta")))
+                == expected)
         #expect(try sandbox.syncctl(["conflicts", "--json"] + sandbox.location("delta")).stdout == conflicts.first)
         // And its file, which adds nothing, makes no daemon rewrite anything in the next 3 seconds
         usleep(3_000_000)
         let later = fingerprint(of: sandbox.shared)
-        #expect(later == afterFresh, "rewritten: \(later.filter { afterFresh[$0.key] != $0.value }.keys.sorted())\n\(logs)")
+        #expect(
+            later == afterFresh, "rewritten: \(later.filter { afterFresh[$0.key] != $0.value }.keys.sorted())\n\(logs)")
         #expect(later.filter { $0.key != "delta.json" } == before, "the files before delta's merge: \(before)")
         #expect(later.keys.filter { $0.hasSuffix(".tmp") }.isEmpty, "temporary files left: \(later.keys.sorted())")
         // And every daemon still runs and stops cleanly on SIGTERM

@@ -113,6 +113,17 @@ final class Sandbox: @unchecked Sendable {
         guard rename(temporary, directory + "/" + name) == 0 else { throw Failure("rename to \(name): errno \(errno)") }
     }
 
+    /// Fills the shared folder with `bench/generate.py` (devices `device-0`…, `records` each).
+    func generate(devices: Int, records: Int) throws {
+        let generator = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../../bench/generate.py").standardized.path
+        let run = try launch(
+            "/usr/bin/env", ["python3", generator, shared, "--devices", "\(devices)", "--records", "\(records)"])
+        defer { run.stop() }
+        let result = try run.wait(timeout: 120)
+        guard result.status == 0 else { throw Failure("generate.py failed: \(result)") }
+    }
+
     /// The bytes of a file in the shared folder, nil when it is missing.
     func read(_ name: String) -> [UInt8]? {
         FileManager.default.contents(atPath: shared + "/" + name).map { [UInt8]($0) }
@@ -165,7 +176,8 @@ struct Launched {
 }
 
 /// Polls `condition` every `interval` until it holds or `timeout` seconds pass; true if it held.
-func eventually(within timeout: Double, every interval: Double = 0.05, _ condition: () throws -> Bool) rethrows -> Bool {
+func eventually(within timeout: Double, every interval: Double = 0.05, _ condition: () throws -> Bool) rethrows -> Bool
+{
     let deadline = Date().addingTimeInterval(timeout)
     while true {
         if try condition() { return true }

@@ -23,7 +23,8 @@ final class Daemon: @unchecked Sendable {
         self.device = device
         notify = try NotifyListener(path: sandbox.path("n\(Daemon.counter.next()).sock"), reading: readingNotifications)
         let arguments =
-            sandbox.location(device, state: state) + ["--settle-ms", String(settleMilliseconds), "--log-level", "info"] + extra
+            sandbox.location(device, state: state) + ["--settle-ms", String(settleMilliseconds), "--log-level", "info"]
+            + extra
         let variables = sandbox.environment
             .merging(notify.environment(watchdogMicroseconds: watchdogMicroseconds)) { $1 }
             .merging(environment) { $1 }
@@ -42,7 +43,8 @@ final class Daemon: @unchecked Sendable {
             if notify.wait(for: 0.2, until: { $0 == "READY=1" }) { return self }
         }
         if notify.texts.contains("READY=1") { return self }
-        throw Failure("syncd \(device) (PID \(pid)) did not send READY=1 within \(timeout) s; running: \(isRunning)\n\(log)")
+        throw Failure(
+            "syncd \(device) (PID \(pid)) did not send READY=1 within \(timeout) s; running: \(isRunning)\n\(log)")
     }
 
     /// SIGTERM, then SIGKILL after `grace` seconds; the exit status.
@@ -65,7 +67,11 @@ final class Atomic: @unchecked Sendable {
     private var value: Int
     private let lock = NSLock()
     init(_ value: Int) { self.value = value }
-    func next() -> Int { lock.withLock { value += 1; return value } }
+    func next() -> Int {
+        lock.withLock {
+            value += 1; return value
+        }
+    }
 }
 
 /// Builders and readers of snapshot files, written independently of the engine's writer.
@@ -114,7 +120,9 @@ enum Snapshots {
 
     /// The records of a `list --json` output (sorted by id).
     static func records(_ run: ToolRun) throws -> [JSONValue] {
-        guard run.status == 0, case .array(let records) = try run.json() else { throw Failure("not a list of records: \(run)") }
+        guard run.status == 0, case .array(let records) = try run.json() else {
+            throw Failure("not a list of records: \(run)")
+        }
         return records.sorted { recordID($0) < recordID($1) }
     }
 }

@@ -18,7 +18,9 @@ private func setMaxQueuedEvents(_ value: String) throws -> String {
 }
 
 extension DaemonTests {
-    @Test("an inotify queue overflow while syncd cannot read makes it read every file again: all 300 peers' records reach its store and its file")
+    @Test(
+        "an inotify queue overflow while syncd cannot read makes it read every file again: all 300 peers' records reach its store and its file"
+    )
     func overflowRereadsEverything() throws {
         // Given syncd started while fs.inotify.max_queued_events is 64 (it applies to new inotify instances)
         let sandbox = try Sandbox()
@@ -52,14 +54,21 @@ extension DaemonTests {
         let published = eventually(within: 30, every: 0.2) {
             Snapshots.published(sandbox.read("desk.json"))?.records.count == 300
         }
-        #expect(published, "desk.json holds \(Snapshots.published(sandbox.read("desk.json"))?.records.count ?? -1) records\n\(daemon.log)")
-        #expect(daemon.log.contains("overflowed"), "no overflow was reported (did the queue really overflow?):\n\(daemon.log)")
+        #expect(
+            published,
+            "desk.json holds \(Snapshots.published(sandbox.read("desk.json"))?.records.count ?? -1) records\n\(daemon.log)"
+        )
+        #expect(
+            daemon.log.contains("overflowed"),
+            "no overflow was reported (did the queue really overflow?):\n\(daemon.log)")
         let stored = try Snapshots.records(try sandbox.syncctl(["list", "--json"] + sandbox.location("desk")))
         #expect(Set(stored.map(Snapshots.recordID)) == Set((1...300).map(Snapshots.id)))
         #expect(daemon.stop() == 0, "\(daemon.log)")
     }
 
-    @Test("the shared folder deleted and recreated while syncd runs is watched again: a peer's file written there is merged and syncd republishes its own file")
+    @Test(
+        "the shared folder deleted and recreated while syncd runs is watched again: a peer's file written there is merged and syncd republishes its own file"
+    )
     func folderRecreated() throws {
         // Given a running syncd that has published its file
         let sandbox = try Sandbox()
@@ -75,19 +84,25 @@ extension DaemonTests {
         #expect(noticed, "no STATUS= saying the folder is missing: \(daemon.notify.texts)\n\(daemon.log)")
         // And it is recreated with a peer's file in it
         try FileManager.default.createDirectory(atPath: sandbox.shared, withIntermediateDirectories: false)
-        try sandbox.publish("laptop.json", Snapshots.file("laptop", records: [(Snapshots.id(1), Snapshots.fields("first"))]))
+        try sandbox.publish(
+            "laptop.json", Snapshots.file("laptop", records: [(Snapshots.id(1), Snapshots.fields("first"))]))
 
         // Then syncd merges it and republishes its own file in the new folder
         let republished = eventually(within: 15) {
             Snapshots.published(sandbox.read("desk.json"))?.records.map(Snapshots.recordID) == [Snapshots.id(1)]
         }
-        #expect(republished, "desk.json: \(sandbox.read("desk.json").map { String(decoding: $0, as: UTF8.self) } ?? "missing")\n\(daemon.log)")
+        #expect(
+            republished,
+            "desk.json: \(sandbox.read("desk.json").map { String(decoding: $0, as: UTF8.self) } ?? "missing")\n\(daemon.log)"
+        )
 
         // When, a moment later, the peer publishes again into the recreated folder
         usleep(1_500_000)
         try sandbox.publish(
             "laptop.json",
-            Snapshots.file("laptop", generation: 2, records: [(Snapshots.id(1), Snapshots.fields("first")), (Snapshots.id(2), Snapshots.fields("second"))]))
+            Snapshots.file(
+                "laptop", generation: 2,
+                records: [(Snapshots.id(1), Snapshots.fields("first")), (Snapshots.id(2), Snapshots.fields("second"))]))
         // Then the new watch sees it (the next full rescan is an hour away)
         let seen = eventually(within: 10) {
             Snapshots.published(sandbox.read("desk.json"))?.records.count == 2

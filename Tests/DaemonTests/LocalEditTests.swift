@@ -3,7 +3,9 @@ import SnapshotFormat
 import Testing
 
 extension DaemonTests {
-    @Test("syncctl put on the state directory of a running syncd publishes the edit itself, and syncd leaves the file alone afterwards")
+    @Test(
+        "syncctl put on the state directory of a running syncd publishes the edit itself, and syncd leaves the file alone afterwards"
+    )
     func putBesideDaemon() throws {
         // Given a running syncd
         let sandbox = try Sandbox()
@@ -15,7 +17,8 @@ extension DaemonTests {
 
         // When syncctl puts a record on the same state directory
         let put = try sandbox.syncctl(
-            ["put", "--type", "Note", "--id", Snapshots.id(7)] + sandbox.location("desk"), stdin: #"{"text": "by syncctl"}"#)
+            ["put", "--type", "Note", "--id", Snapshots.id(7)] + sandbox.location("desk"),
+            stdin: #"{"text": "by syncctl"}"#)
         try #require(put.status == 0, "\(put)")
 
         // Then the file holds it as soon as syncctl returns, at a higher generation
@@ -29,7 +32,9 @@ extension DaemonTests {
         #expect(Snapshots.published(sandbox.read("desk.json"))?.generation == after.generation)
     }
 
-    @Test("a change written to the store by another process that does not publish (an app, here sqlite3) is noticed and published by syncd")
+    @Test(
+        "a change written to the store by another process that does not publish (an app, here sqlite3) is noticed and published by syncd"
+    )
     func storeChangedByAnotherProcess() throws {
         // Given a running syncd whose store holds one record, published
         let sandbox = try Sandbox()
@@ -38,7 +43,8 @@ extension DaemonTests {
         defer { daemon.stop() }
         try daemon.waitUntilReady()
         let put = try sandbox.syncctl(
-            ["put", "--type", "Note", "--id", Snapshots.id(3)] + sandbox.location("desk"), stdin: #"{"text": "before"}"#)
+            ["put", "--type", "Note", "--id", Snapshots.id(3)] + sandbox.location("desk"), stdin: #"{"text": "before"}"#
+        )
         try #require(put.status == 0, "\(put)")
         let before = try #require(Snapshots.published(sandbox.read("desk.json")))
         usleep(500_000)
@@ -52,7 +58,8 @@ extension DaemonTests {
             UPDATE record SET line = NULL WHERE id = '\(Snapshots.id(3))';
             COMMIT;
             """
-        let update = try sandbox.launch("/usr/bin/sqlite3", [sandbox.state("desk") + "/store.sqlite"], stdin: sql).wait(timeout: 60)
+        let update = try sandbox.launch("/usr/bin/sqlite3", [sandbox.state("desk") + "/store.sqlite"], stdin: sql).wait(
+            timeout: 60)
         try #require(update.status == 0 && update.stderr.isEmpty, "\(update)")
 
         // Then syncd notices and publishes the changed content at a higher generation

@@ -6,7 +6,9 @@ import Testing
 #endif
 
 extension DaemonTests {
-    @Test("syncd speaks the notify protocol: READY=1 after the first pass, STATUS= lines, WATCHDOG=1 at half WATCHDOG_USEC, STOPPING=1 after SIGTERM, in that order")
+    @Test(
+        "syncd speaks the notify protocol: READY=1 after the first pass, STATUS= lines, WATCHDOG=1 at half WATCHDOG_USEC, STOPPING=1 after SIGTERM, in that order"
+    )
     func notifyProtocol() throws {
         // Given a notify socket and WATCHDOG_USEC=400000 (a ping every 200 ms)
         let sandbox = try Sandbox()
@@ -64,6 +66,29 @@ extension DaemonTests {
         #expect(daemon.stop() == 0, "\(daemon.log)")
     }
 
+    @Test(
+        "the watchdog is pinged all through a long first merge (3 devices x 20,000 records), so systemd would not kill syncd in it"
+    )
+    func watchdogDuringLongMerge() throws {
+        // Given a large folder and WATCHDOG_USEC=1000000 (systemd would kill syncd after 1 s without a ping)
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        try sandbox.generate(devices: 3, records: 20_000)
+        // When syncd merges it for the first time
+        let daemon = try Daemon("desk", in: sandbox, watchdogMicroseconds: 1_000_000)
+        defer { daemon.stop() }
+        let started = Date()
+        try daemon.waitUntilReady(timeout: 120)
+        let took = Date().timeIntervalSince(started)
+        // Then the pings, every 500 ms, never stop for as long as the watchdog allows
+        let pings = daemon.notify.messages.filter { $0.text == "WATCHDOG=1" }.map(\.at)
+        let gaps = zip(pings, pings.dropFirst()).map { $1.timeIntervalSince($0) }
+        #expect(took < 1.5 || pings.count >= 2, "\(pings.count) pings in a \(took) s merge")
+        #expect(
+            (gaps.max() ?? 0) < 1.0, "the longest gap between pings was \(gaps.max() ?? 0) s during a \(took) s merge")
+        #expect(daemon.stop() == 0, "\(daemon.log)")
+    }
+
     @Test("a notify socket nobody reads does not stop syncd from merging, nor from stopping on SIGTERM")
     func unreadNotifySocket() throws {
         // Given a notify socket whose queue fills up (net.unix.max_dgram_qlen datagrams), never read
@@ -77,7 +102,8 @@ extension DaemonTests {
         // When peers publish 20 files one after the other (each merge pass sends STATUS=)
         var merged = 0
         for n in 1...20 {
-            try sandbox.publish("peer-\(n).json", Snapshots.file("peer-\(n)", records: [(Snapshots.id(n), Snapshots.fields("n\(n)"))]))
+            try sandbox.publish(
+                "peer-\(n).json", Snapshots.file("peer-\(n)", records: [(Snapshots.id(n), Snapshots.fields("n\(n)"))]))
             let seen = eventually(within: 5) {
                 Snapshots.published(sandbox.read("desk.json"))?.records.count == n
             }

@@ -7,17 +7,14 @@ import Testing
 #endif
 
 extension DaemonTests {
-    @Test("SIGTERM during a large first merge (3 devices x 20,000 records): syncd exits 0 in bounded time, leaves no temporary file, and the store and its file are usable")
+    @Test(
+        "SIGTERM during a large first merge (3 devices x 20,000 records): syncd exits 0 in bounded time, leaves no temporary file, and the store and its file are usable"
+    )
     func terminatedDuringLargeMerge() throws {
         // Given a folder of 3 devices x 20,000 records made by bench/generate.py
         let sandbox = try Sandbox()
         defer { sandbox.remove() }
-        let generator = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../bench/generate.py")
-            .standardized.path
-        let generated = try sandbox.launch(
-            "/usr/bin/env", ["python3", generator, sandbox.shared, "--devices", "3", "--records", "20000"]
-        ).wait(timeout: 120)
-        try #require(generated.status == 0, "\(generated)")
+        try sandbox.generate(devices: 3, records: 20_000)
 
         // When syncd starts on it and gets SIGTERM half a second later, while merging
         let daemon = try Daemon("desk", in: sandbox)
@@ -39,20 +36,25 @@ extension DaemonTests {
         // And its own file, if published, is a complete valid snapshot of every record
         if let bytes = sandbox.read("desk.json") {
             let reading = try SnapshotReader.read(bytes: bytes, fileName: "desk.json")
-            #expect(reading.problems.isEmpty && reading.recordCount == 20_000, "\(reading.problems.prefix(3)) \(reading.recordCount)")
+            #expect(
+                reading.problems.isEmpty && reading.recordCount == 20_000,
+                "\(reading.problems.prefix(3)) \(reading.recordCount)")
         }
         // And the store opens, and a merge on the same state succeeds and holds every record
         let merge = try sandbox.syncctl(["merge"] + sandbox.location("desk"), timeout: 180)
         #expect(merge.status == 0, "\(merge)")
         let statusJSON = try sandbox.syncctl(["status", "--json"] + sandbox.location("desk"))
         #expect(statusJSON.status == 0, "\(statusJSON)")
-        let listed = try Snapshots.records(try sandbox.syncctl(["list", "--deleted", "--json"] + sandbox.location("desk")))
+        let listed = try Snapshots.records(
+            try sandbox.syncctl(["list", "--deleted", "--json"] + sandbox.location("desk")))
         #expect(listed.count == 20_000)
         let reading = try SnapshotReader.read(bytes: try #require(sandbox.read("desk.json")), fileName: "desk.json")
         #expect(reading.problems.isEmpty && reading.recordCount == 20_000)
     }
 
-    @Test("a second syncd on the same state directory is refused with exit 75 and says another is already running; the first keeps working")
+    @Test(
+        "a second syncd on the same state directory is refused with exit 75 and says another is already running; the first keeps working"
+    )
     func secondDaemonRefused() throws {
         // Given a running syncd
         let sandbox = try Sandbox()
@@ -73,7 +75,8 @@ extension DaemonTests {
         #expect(!second.notify.texts.contains("READY=1"))
         // And the first still runs and still merges what peers publish
         #expect(first.isRunning && kill(first.pid, 0) == 0)
-        try sandbox.publish("laptop.json", Snapshots.file("laptop", records: [(Snapshots.id(1), Snapshots.fields("x"))]))
+        try sandbox.publish(
+            "laptop.json", Snapshots.file("laptop", records: [(Snapshots.id(1), Snapshots.fields("x"))]))
         let merged = eventually(within: 10) { Snapshots.published(sandbox.read("desk.json"))?.records.count == 1 }
         #expect(merged, "\(first.log)")
 

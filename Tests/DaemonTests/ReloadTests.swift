@@ -1,0 +1,42 @@
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+extension DaemonTests {
+    @Test("SIGHUP re-reads the configuration: RELOADING=1 then READY=1, and a shorter rescan interval applies at once")
+    func reloadOnHangup() throws {
+        // Given syncd started with a configuration file saying: rescan every hour
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        let config = sandbox.path("config.json")
+        try Data(#"{"rescanIntervalSeconds": 3600}"#.utf8).write(to: URL(fileURLWithPath: config))
+        let daemon = try Daemon("desk", in: sandbox, extra: ["--config", config])
+        defer { daemon.stop() }
+        try daemon.waitUntilReady()
+
+        // When the file says every second, and syncd gets SIGHUP
+        try Data(#"{"rescanIntervalSeconds": 1}"#.utf8).write(to: URL(fileURLWithPath: config))
+        daemon.launched.signal(SIGHUP)
+
+        // Then it says it reloads, then that it is ready again, and logs the new timings
+        let reloaded = daemon.notify.wait(for: 10) { _ in
+            let texts = daemon.notify.texts
+            guard let reloading = texts.firstIndex(of: "RELOADING=1") else { return false }
+            return texts[reloading...].contains("READY=1")
+        }
+        #expect(reloaded, "\(daemon.notify.texts)")
+        #expect(eventually(within: 5) { daemon.log.contains("configuration re-read") }, "\(daemon.log)")
+        // And, with nothing happening in the folder, it rereads everything about every second
+        usleep(500_000)
+        let passes = { daemon.log.components(separatedBy: "merge pass done").count - 1 }
+        let before = passes()
+        usleep(3_500_000)
+        #expect(
+            passes() - before >= 2,
+            "\(passes() - before) passes in 3.5 s after the rescan interval became 1 s:\n\(daemon.log)")
+        #expect(daemon.stop() == 0, "\(daemon.log)")
+    }
+}
