@@ -65,7 +65,8 @@ let package = Package(
                 "SnapshotModels", "SnapshotFormat",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
-            path: "samples/shopping-list"),
+            path: "samples/shopping-list",
+            exclude: ["README.md"]),
         // The options, exit codes and error reporting both executables share.
         .target(
             name: "SyncCommandLine",
