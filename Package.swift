@@ -91,11 +91,13 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),
-        .testTarget(name: "SnapshotFormatTests", dependencies: ["SnapshotFormat"]),
+        // What several test targets share: where the vectors and the built executables are, a clock.
+        .target(name: "TestSupport", dependencies: ["SnapshotFormat"], path: "Tests/TestSupport"),
+        .testTarget(name: "SnapshotFormatTests", dependencies: ["SnapshotFormat", "TestSupport"]),
         .testTarget(
             name: "SnapshotMergeTests",
             dependencies: [
-                "SnapshotMerge", "SnapshotFormat",
+                "SnapshotMerge", "SnapshotFormat", "TestSupport",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]),
         .testTarget(
@@ -106,20 +108,21 @@ let package = Package(
         .testTarget(
             name: "SyncEngineTests",
             dependencies: [
-                "SyncEngine", "SyncStore", "SnapshotFormat", "SnapshotMerge",
+                "SyncEngine", "SyncStore", "SnapshotFormat", "SnapshotMerge", "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
             ]),
         // Runs the built executables as real processes.
-        .testTarget(name: "EndToEndTests", dependencies: ["SnapshotFormat", "SnapshotMerge", "SyncStore"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["SnapshotFormat", "SnapshotMerge", "SyncStore", "TestSupport"]),
         .testTarget(name: "RecordSchemasTests", dependencies: ["RecordSchemas", "SnapshotFormat"]),
         .testTarget(
             name: "SnapshotModelsTests",
-            dependencies: ["SnapshotModels", "SnapshotFormat", "SnapshotMerge", "SyncStore", "SyncEngine"]),
+            dependencies: ["SnapshotModels", "SnapshotFormat", "SnapshotMerge", "SyncStore", "SyncEngine", "TestSupport"]),
         // systemd-analyze verify and security on the units in systemd/.
         .testTarget(name: "SystemdUnitTests"),
         // Runs two real Syncthing instances on 127.0.0.1, one real syncd per side (docs/syncthing-testing.md).
-        .testTarget(name: "SyncthingTests"),
+        .testTarget(name: "SyncthingTests", dependencies: ["TestSupport"]),
         // Runs real syncd processes against real folders, inotify and notify sockets.
-        .testTarget(name: "DaemonTests", dependencies: ["SnapshotFormat", "SnapshotMerge", "SyncStore", "Inotify"]),
+        .testTarget(
+            name: "DaemonTests", dependencies: ["SnapshotFormat", "SnapshotMerge", "SyncStore", "Inotify", "TestSupport"]),
     ]
 )

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import SnapshotFormat
 import Testing
 
@@ -14,20 +15,7 @@ enum Binary {
         if let given = ProcessInfo.processInfo.environment[name.uppercased()], manager.isExecutableFile(atPath: given) {
             return given
         }
-        let starts = [Bundle.main.executableURL, Bundle.main.bundleURL, URL(fileURLWithPath: CommandLine.arguments[0])]
-        for start in starts.compactMap({ $0?.resolvingSymlinksInPath() }) {
-            var directory = start.deletingLastPathComponent()
-            while directory.path != "/" {
-                let candidate = directory.appendingPathComponent(name).path
-                var isDirectory: ObjCBool = false
-                if manager.fileExists(atPath: candidate, isDirectory: &isDirectory), !isDirectory.boolValue,
-                    manager.isExecutableFile(atPath: candidate)
-                {
-                    return candidate
-                }
-                directory.deleteLastPathComponent()
-            }
-        }
+        if let found = BuiltProducts.find(name) { return found }
         throw Failure(
             "\(name) is not built next to the test bundle (\(CommandLine.arguments[0])): run swift build --scratch-path … first, or set $\(name.uppercased())"
         )

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import SnapshotFormat
 import Testing
 
@@ -14,16 +15,7 @@ enum SyncctlBinary {
         if let given = ProcessInfo.processInfo.environment["SYNCCTL"], manager.isExecutableFile(atPath: given) {
             return given
         }
-        let starts = [Bundle.main.executableURL, Bundle.main.bundleURL, URL(fileURLWithPath: CommandLine.arguments[0])]
-        for start in starts.compactMap({ $0?.resolvingSymlinksInPath() }) {
-            var directory = start.deletingLastPathComponent()
-            while directory.path != "/" {
-                let candidate = directory.appendingPathComponent("syncctl").path
-                if manager.isExecutableFile(atPath: candidate), !isDirectory(candidate) { return candidate }
-                directory.deleteLastPathComponent()
-            }
-        }
-        return nil
+        return BuiltProducts.find("syncctl")
     }()
 
     static func require() throws -> String {
@@ -34,10 +26,6 @@ enum SyncctlBinary {
         return path
     }
 
-    private static func isDirectory(_ path: String) -> Bool {
-        var flag: ObjCBool = false
-        return FileManager.default.fileExists(atPath: path, isDirectory: &flag) && flag.boolValue
-    }
 }
 
 struct HarnessError: Error, CustomStringConvertible {

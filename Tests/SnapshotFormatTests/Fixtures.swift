@@ -1,18 +1,10 @@
 import Foundation
+import TestSupport
 
 /// Where the contract's conformance vectors are, and how tests load them.
 enum Fixtures {
-    /// The vectors folder: $SNAPSHOT_VECTORS, else `<repo>/../shared/spec/vectors`.
-    static var vectors: URL {
-        if let override = ProcessInfo.processInfo.environment["SNAPSHOT_VECTORS"], !override.isEmpty {
-            return URL(fileURLWithPath: override, isDirectory: true)
-        }
-        // Resolve links first so that a scratch package that links to this file finds the
-        // real repository, not the folder holding the link.
-        let thisFile = URL(fileURLWithPath: #filePath).resolvingSymlinksInPath()
-        let repo = thisFile.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        return repo.appendingPathComponent("../shared/spec/vectors", isDirectory: true).standardizedFileURL
-    }
+    /// The vectors folder (see ``ConformanceVectors``).
+    static var vectors: URL { ConformanceVectors.root }
 
     /// A file in the vectors folder; throws, saying where it looked, when the folder is missing.
     static func vectorFile(_ name: String) throws -> URL {

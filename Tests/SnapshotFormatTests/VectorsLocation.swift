@@ -1,28 +1,14 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// Where the conformance vectors (`shared/spec/vectors`) are.
 enum Vectors {
-    /// `$SNAPSHOT_VECTORS` if set, else `<repo>/../shared/spec/vectors`, the repository being three
-    /// levels above this file (its real location, symbolic links resolved).
-    static var root: URL {
-        if let path = ProcessInfo.processInfo.environment["SNAPSHOT_VECTORS"], !path.isEmpty {
-            return URL(fileURLWithPath: path, isDirectory: true)
-        }
-        let repository = URL(fileURLWithPath: #filePath).resolvingSymlinksInPath()
-            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        return repository.deletingLastPathComponent()
-            .appendingPathComponent("shared/spec/vectors", isDirectory: true)
-    }
+    /// The vectors folder (see ``ConformanceVectors``).
+    static var root: URL { ConformanceVectors.root }
 
     /// Why the vectors cannot be used, or nil when `root` is a directory.
-    static var missingMessage: String? {
-        var isDirectory: ObjCBool = false
-        if FileManager.default.fileExists(atPath: root.path, isDirectory: &isDirectory), isDirectory.boolValue {
-            return nil
-        }
-        return "conformance vectors not found at \(root.path); set SNAPSHOT_VECTORS to the vectors directory"
-    }
+    static var missingMessage: String? { ConformanceVectors.missingMessage }
 
     /// The sorted file names in `folder` (relative to `root`); a single placeholder name when the
     /// folder is missing or empty, so a parameterized test runs once and fails instead of passing empty.

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// Where the contract's conformance vectors (`shared/spec/vectors`) are, for this test target.
@@ -7,27 +8,13 @@ import Testing
 /// levels above this file once symbolic links are resolved. Nothing here falls back silently:
 /// a missing folder makes every vector test fail with a message saying where it looked.
 enum MergeVectors {
-    static var root: URL {
-        if let path = ProcessInfo.processInfo.environment["SNAPSHOT_VECTORS"], !path.isEmpty {
-            return URL(fileURLWithPath: path, isDirectory: true)
-        }
-        let repository = URL(fileURLWithPath: #filePath).resolvingSymlinksInPath()
-            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        return repository.deletingLastPathComponent()
-            .appendingPathComponent("shared/spec/vectors", isDirectory: true).standardizedFileURL
-    }
+    static var root: URL { ConformanceVectors.root }
 
     /// The name a parameterized test gets when there is nothing to list, so that it runs once and fails.
     static let missingPlaceholder = "(no vector cases found)"
 
     /// Why the vectors cannot be used, or nil when `root` is a directory.
-    static var missingMessage: String? {
-        var isDirectory: ObjCBool = false
-        if FileManager.default.fileExists(atPath: root.path, isDirectory: &isDirectory), isDirectory.boolValue {
-            return nil
-        }
-        return "conformance vectors not found at \(root.path); set SNAPSHOT_VECTORS to the vectors directory"
-    }
+    static var missingMessage: String? { ConformanceVectors.missingMessage }
 
     /// The sorted sub-folder names of `folder` (e.g. "merge"), as `folder/name`; a single placeholder
     /// when there are none, so that the parameterized test fails instead of passing with no cases.

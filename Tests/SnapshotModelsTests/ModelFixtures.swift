@@ -1,22 +1,12 @@
 import Foundation
+import TestSupport
 import Logging
 import SnapshotFormat
 import SnapshotModels
 import SyncEngine
 
 /// A clock the test moves by hand.
-final class TestClock: @unchecked Sendable {
-    private let lock = NSLock()
-    private var milliseconds: Int64
-
-    init(_ start: Int64 = 1_795_860_000_000) { milliseconds = start }
-
-    var now: Timestamp { lock.withLock { Timestamp(milliseconds: milliseconds) } }
-
-    func set(_ value: Int64) { lock.withLock { milliseconds = value } }
-
-    func advance(by delta: Int64 = 1_000) { lock.withLock { milliseconds += delta } }
-}
+typealias TestClock = ManualClock
 
 /// A temporary directory with a shared folder and a state directory per device.
 struct Sandbox {

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Logging
 import SnapshotFormat
 import SyncEngine
@@ -10,18 +11,7 @@ import Testing
 #endif
 
 /// A clock the test moves by hand.
-final class TestClock: @unchecked Sendable {
-    private let lock = NSLock()
-    private var milliseconds: Int64
-
-    init(_ start: Int64 = 1_795_860_000_000) { milliseconds = start }
-
-    var now: Timestamp { lock.withLock { Timestamp(milliseconds: milliseconds) } }
-
-    func set(_ value: Int64) { lock.withLock { milliseconds = value } }
-
-    func advance(by delta: Int64 = 1_000) { lock.withLock { milliseconds += delta } }
-}
+typealias TestClock = ManualClock
 
 /// A fresh temporary directory with `shared/`, `outside/` and room for state directories.
 struct Sandbox {

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import SnapshotFormat
 import SyncEngine
 import Testing
@@ -7,12 +8,7 @@ import Testing
 /// their links, a real store, and the merged state read back from SQLite.
 @Suite("Conformance vectors through the engine")
 struct VectorConformanceTests {
-    static var vectors: URL {
-        if let path = ProcessInfo.processInfo.environment["SNAPSHOT_VECTORS"] { return URL(fileURLWithPath: path) }
-        return URL(fileURLWithPath: #filePath).resolvingSymlinksInPath()
-            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("shared/spec/vectors")
-    }
+    static var vectors: URL { ConformanceVectors.root }
 
     static var cases: [String] {
         let folders = ["merge", "random"].flatMap { group in

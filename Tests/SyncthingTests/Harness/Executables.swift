@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 
 /// Where the programs under test are.
 enum Executables {
@@ -18,20 +19,7 @@ enum Executables {
             }
             return candidate
         }
-        let starts = [Bundle.main.bundleURL, Bundle.main.executableURL, URL(fileURLWithPath: CommandLine.arguments[0])]
-        for start in starts.compactMap({ $0?.resolvingSymlinksInPath() }) {
-            var directory = start.deletingLastPathComponent()
-            while directory.path != "/" {
-                let candidate = directory.appendingPathComponent(name).path
-                var isDirectory: ObjCBool = false
-                if manager.fileExists(atPath: candidate, isDirectory: &isDirectory), !isDirectory.boolValue,
-                    manager.isExecutableFile(atPath: candidate)
-                {
-                    return candidate
-                }
-                directory.deleteLastPathComponent()
-            }
-        }
+        if let found = BuiltProducts.find(name) { return found }
         throw HarnessError(
             "\(name) was not found next to the test bundle (\(CommandLine.arguments[0])): run swift build --product syncd --product syncctl first, or set SYNCD_BIN_DIR to the directory holding them"
         )
