@@ -21,10 +21,9 @@ struct MigrationTests {
     @Test("v2 keeps every row a v1 database holds, and adds the source warning column")
     func v1ToV2() throws {
         // Given a database written at v1 with records, conflicts, sources and publications
-        let directory = NSTemporaryDirectory() + "migration-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let path = directory + "/store.sqlite"
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.path("store.sqlite")
         let record = Self.recordWithConflict()
         do {
             let old = try SyncStore(path: path, upTo: "v1: versions, records, sources, publications")
@@ -62,10 +61,9 @@ struct MigrationTests {
     @Test("v3 keeps every row a v2 database holds, and publishes records written before it")
     func v2ToV3() throws {
         // Given a database written at v2 holding a record with a conflict (no stored line)
-        let directory = NSTemporaryDirectory() + "migration-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let path = directory + "/store.sqlite"
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.path("store.sqlite")
         let record = Self.recordWithConflict()
         do {
             let old = try SyncStore(path: path, upTo: "v2: source warnings apart from problems")
@@ -88,10 +86,9 @@ struct MigrationTests {
 
     @Test("v4 keeps every publication a v3 database holds, none of them adopted")
     func v3ToV4() throws {
-        let directory = NSTemporaryDirectory() + "migration-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let path = directory + "/store.sqlite"
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.path("store.sqlite")
         do {
             let old = try SyncStore(path: path, upTo: "v3: each record's published line")
             try old.transaction { session in
