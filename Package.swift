@@ -38,6 +38,8 @@ let package = Package(
             dependencies: [
                 "SnapshotFormat", "SnapshotMerge",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                // SQLite's C API for the two hot loops that read lines straight from a row.
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ]),
         // I/O: the shared folder, atomic publishing, the merge pass, configuration.
         .target(

@@ -61,7 +61,7 @@ public struct SchemaSet: Sendable {
     /// release these files do not describe; ``newerVersionNote(for:)`` says so). A `schemaVersion`
     /// below the newest declared one that is not declared itself is a violation.
     public func violation(of version: ReadOnly.Version) -> String? {
-        guard let type = types[Array(version.type.utf8)], !version.deleted else { return nil }
+        guard !types.isEmpty, let type = types[Array(version.type.utf8)], !version.deleted else { return nil }
         guard let schema = type.versions[version.schemaVersion] else {
             let newest = type.versionNumbers.last ?? 0
             guard version.schemaVersion < newest else { return nil }
@@ -73,7 +73,7 @@ public struct SchemaSet: Sendable {
     /// A note for a live version of a declared type whose `schemaVersion` is newer than every
     /// declared one: it passes unchecked, and a reader may want to say so. Nil otherwise.
     public func newerVersionNote(for version: ReadOnly.Version) -> String? {
-        guard let type = types[Array(version.type.utf8)], !version.deleted, let newest = type.versionNumbers.last,
+        guard !types.isEmpty, let type = types[Array(version.type.utf8)], !version.deleted, let newest = type.versionNumbers.last,
             version.schemaVersion > newest
         else { return nil }
         return

@@ -20,8 +20,9 @@ extension ReadOnly {
         public var versionVector: VersionVector
         /// Whether this version is a tombstone.
         public var deleted: Bool
-        /// The model's data, opaque to the merge.
-        public var fields: JSONObject
+        /// The model's data, opaque to the merge, held as its interchange bytes: the merge
+        /// compares and publishes them without building a tree (see ``fields``).
+        public var encodedFields: EncodedObject
         /// Keys this format does not know, kept verbatim (never with a null value).
         public var unknownKeys: JSONObject
 
@@ -39,8 +40,32 @@ extension ReadOnly {
             self.modifiedBy = modifiedBy
             self.versionVector = versionVector
             self.deleted = deleted
-            self.fields = fields
+            self.encodedFields = EncodedObject(fields)
             self.unknownKeys = unknownKeys
+        }
+
+        /// A version whose `fields` are already in interchange bytes.
+        public init(
+            id: RecordID, type: String, schemaVersion: Int64 = 1, lastModified: Timestamp? = nil,
+            modifiedBy: DeviceID? = nil, versionVector: VersionVector = VersionVector(),
+            deleted: Bool = false, encodedFields: EncodedObject, unknownKeys: JSONObject = JSONObject()
+        ) {
+            self.id = id
+            self.type = type
+            self.schemaVersion = schemaVersion
+            self.lastModified = lastModified
+            self.modifiedBy = modifiedBy
+            self.versionVector = versionVector
+            self.deleted = deleted
+            self.encodedFields = encodedFields
+            self.unknownKeys = unknownKeys
+        }
+
+        /// The model's data as a tree, parsed on each read from ``encodedFields``; setting it
+        /// stores its interchange bytes.
+        public var fields: JSONObject {
+            get { encodedFields.object }
+            set { encodedFields = EncodedObject(newValue) }
         }
 
         /// Whether the version carries a version vector.
@@ -53,7 +78,7 @@ extension ReadOnly.Version: Hashable {
         lhs.id == rhs.id && lhs.type.utf8.elementsEqual(rhs.type.utf8)
             && lhs.schemaVersion == rhs.schemaVersion && lhs.lastModified == rhs.lastModified
             && lhs.modifiedBy == rhs.modifiedBy && lhs.versionVector == rhs.versionVector
-            && lhs.deleted == rhs.deleted && lhs.fields == rhs.fields
+            && lhs.deleted == rhs.deleted && lhs.encodedFields == rhs.encodedFields
             && lhs.unknownKeys == rhs.unknownKeys
     }
 
@@ -65,7 +90,7 @@ extension ReadOnly.Version: Hashable {
         hasher.combine(modifiedBy)
         hasher.combine(versionVector)
         hasher.combine(deleted)
-        hasher.combine(fields)
+        hasher.combine(encodedFields)
         hasher.combine(unknownKeys)
     }
 }
@@ -81,7 +106,7 @@ extension ReadOnly.Version {
         if let modifiedBy { object["modifiedBy"] = .string(modifiedBy.rawValue) }
         if !versionVector.isEmpty { object["versionVector"] = versionVector.jsonValue }
         if deleted { object["deleted"] = .bool(true) }
-        if fields.count > 0 { object["fields"] = .object(fields) }
+        if !encodedFields.isEmpty { object["fields"] = .object(fields) }
         for (key, value) in unknownKeys { object[key] = value }
         return object
     }
@@ -93,7 +118,7 @@ extension ReadOnly.Version {
     /// `lastModified`, `modifiedBy`, `versionVector` and `conflicts`.
     public func hasSameContent(as other: Self) -> Bool {
         type.utf8.elementsEqual(other.type.utf8) && schemaVersion == other.schemaVersion
-            && deleted == other.deleted && fields == other.fields
+            && deleted == other.deleted && encodedFields == other.encodedFields
             && unknownKeys == other.unknownKeys
     }
 }

@@ -3,32 +3,89 @@
 /// Readers accept any case; the normal form and every file this device writes use upper case,
 /// so `3f25…` and `3F25…` are one record.
 public struct RecordID: Hashable, Comparable, Sendable, CustomStringConvertible {
-    /// The upper-case, hyphenated text (36 ASCII characters).
-    public let rawValue: String
+    // The 128 bits of the UUID: hashing, comparing and storing one is two integers, never a
+    // 36-character heap string (a merge handles every id of every file several times).
+    private let high: UInt64
+    private let low: UInt64
 
-    /// Reads a UUID string in any case; nil unless it is 8-4-4-4-12 hexadecimal digits.
+    /// The ID as written: 36 characters, hyphenated, upper-case hexadecimal.
+    public var rawValue: String {
+        String(unsafeUninitializedCapacity: 36) { buffer in
+            Self.write(high: high, low: low, into: buffer)
+            return 36
+        }
+    }
+
+    /// Reads a UUID written as 8-4-4-4-12 hexadecimal digits, in any case; nil otherwise.
     public init?(_ text: String) {
-        let bytes = Array(text.utf8)
+        var text = text
+        guard let parsed = text.withUTF8({ Self.parse($0) }) else { return nil }
+        (high, low) = parsed
+    }
+
+    /// Reads a UUID from its UTF-8 bytes, as ``init(_:)`` does.
+    public init?(utf8 bytes: UnsafeBufferPointer<UInt8>) {
+        guard let parsed = Self.parse(bytes) else { return nil }
+        (high, low) = parsed
+    }
+
+    private init(high: UInt64, low: UInt64) {
+        self.high = high
+        self.low = low
+    }
+
+    private static func parse(_ bytes: UnsafeBufferPointer<UInt8>) -> (UInt64, UInt64)? {
         guard bytes.count == 36 else { return nil }
-        var upper = [UInt8]()
-        upper.reserveCapacity(36)
-        for (index, byte) in bytes.enumerated() {
+        var high: UInt64 = 0
+        var low: UInt64 = 0
+        var digits = 0
+        for index in 0..<36 {
+            let byte = bytes[index]
             if index == 8 || index == 13 || index == 18 || index == 23 {
                 guard byte == UInt8(ascii: "-") else { return nil }
-                upper.append(byte)
                 continue
             }
+            let value: UInt8
             switch byte {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "A")...UInt8(ascii: "F"):
-                upper.append(byte)
-            case UInt8(ascii: "a")...UInt8(ascii: "f"):
-                upper.append(byte - 32)
-            default:
-                return nil
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): value = byte - UInt8(ascii: "0")
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): value = byte - UInt8(ascii: "A") + 10
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): value = byte - UInt8(ascii: "a") + 10
+            default: return nil
             }
+            if digits < 16 {
+                high = high << 4 | UInt64(value)
+            } else {
+                low = low << 4 | UInt64(value)
+            }
+            digits += 1
         }
-        rawValue = String(decoding: upper, as: UTF8.self)
+        return (high, low)
     }
+
+    private static func write(high: UInt64, low: UInt64, into buffer: UnsafeMutableBufferPointer<UInt8>) {
+        let hex: StaticString = "0123456789ABCDEF"
+        var at = 0
+        for digit in 0..<32 {
+            if digit == 8 || digit == 12 || digit == 16 || digit == 20 {
+                buffer[at] = UInt8(ascii: "-")
+                at += 1
+            }
+            let word = digit < 16 ? high : low
+            let shift = UInt64(60 - 4 * (digit % 16))
+            buffer[at] = hex.utf8Start[Int((word >> shift) & 0xF)]
+            at += 1
+        }
+    }
+
+    /// Appends the written form (36 bytes) to `buffer`.
+    public func append(to buffer: inout [UInt8]) {
+        let count = buffer.count
+        buffer.append(contentsOf: repeatElement(0, count: 36))
+        buffer.withUnsafeMutableBufferPointer { all in
+            Self.write(high: high, low: low, into: UnsafeMutableBufferPointer(rebasing: all[count..<count + 36]))
+        }
+    }
+
 
     /// A new random (version 4) record ID.
     public static func random() -> RecordID {
@@ -55,6 +112,6 @@ public struct RecordID: Hashable, Comparable, Sendable, CustomStringConvertible 
 
     public var description: String { rawValue }
 
-    // ASCII only, so String's ordering is byte order here.
-    public static func < (lhs: RecordID, rhs: RecordID) -> Bool { lhs.rawValue < rhs.rawValue }
+    // Upper-case hexadecimal digits sort as their values, so this is the written form's byte order.
+    public static func < (lhs: RecordID, rhs: RecordID) -> Bool { (lhs.high, lhs.low) < (rhs.high, rhs.low) }
 }

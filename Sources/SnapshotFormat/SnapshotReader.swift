@@ -5,6 +5,15 @@ public enum SnapshotReader {
     /// A problem with the file as a whole throws; a problem with one record (or one conflict
     /// entry) only drops that record (or entry) and is listed in ``SnapshotReading/problems``.
     public static func read(bytes: [UInt8], fileName: String) throws(SnapshotFileProblem) -> SnapshotReading {
+        // The fast path reads every regular record without building trees. Whatever it cannot
+        // vouch for (invalid JSON anywhere, a top level of an unusual shape) is read again by the
+        // plain path below, which gives every message; both give the same reading.
+        if let reading = try readFast(bytes: bytes, fileName: fileName) { return reading }
+        return try readPlain(bytes: bytes, fileName: fileName)
+    }
+
+    /// The plain path: the whole document as a tree, then the contract's rules on it.
+    static func readPlain(bytes: [UInt8], fileName: String) throws(SnapshotFileProblem) -> SnapshotReading {
         let document: JSONValue
         do {
             document = try StrictJSON.parse(bytes)
@@ -22,6 +31,159 @@ public enum SnapshotReader {
         var reading = SnapshotReading(
             device: header.device, role: header.role, generation: header.generation,
             writtenAt: nil, versions: [], problems: [], warnings: [], recordCount: records.count)
+        readWrittenAt(top, into: &reading)
+        reading.versions.reserveCapacity(records.count)
+        for (index, element) in records.enumerated() {
+            readRecord(element, at: index, into: &reading)
+        }
+        return reading
+    }
+
+    /// The fast path: records scanned one by one (``StrictJSONParser/scanRecord(into:depth:)``),
+    /// falling back to the tree only for the records it calls irregular. Nil when the plain path
+    /// must read the file (it is not valid JSON, or its top level is not the usual shape).
+    static func readFast(bytes: [UInt8], fileName: String) throws(SnapshotFileProblem) -> SnapshotReading? {
+        let scanned: (top: JSONObject, versions: [ReadOnly.Version], problems: [RecordProblem], count: Int)?
+        scanned = bytes.withUnsafeBufferPointer { input in
+            var parser = StrictJSONParser(input)
+            do throws(JSONParseError) {
+                return try scanDocument(&parser, input: input)
+            } catch {
+                return nil
+            }
+        }
+        guard let scanned else { return nil }
+        let header = try readHeader(scanned.top, fileName: fileName)
+        var reading = SnapshotReading(
+            device: header.device, role: header.role, generation: header.generation,
+            writtenAt: nil, versions: scanned.versions, problems: scanned.problems, warnings: [],
+            recordCount: scanned.count)
+        readWrittenAt(scanned.top, into: &reading)
+        return reading
+    }
+
+    /// Scans the top-level object: `records` record by record, every other member as a tree.
+    /// Nil when the document is valid but not of the usual shape (`records` not an array, the
+    /// top level not an object, no `records`).
+    private static func scanDocument(_ parser: inout StrictJSONParser, input: UnsafeBufferPointer<UInt8>)
+        throws(JSONParseError) -> (top: JSONObject, versions: [ReadOnly.Version], problems: [RecordProblem], count: Int)?
+    {
+        if input.count >= 3, input[0] == 0xEF, input[1] == 0xBB, input[2] == 0xBF { parser.position = 3 }
+        parser.skipWhitespace()
+        guard parser.position < input.count, input[parser.position] == UInt8(ascii: "{") else { return nil }
+        parser.position += 1
+        var top = JSONObject()
+        var reading = SnapshotReading(
+            device: DeviceID("scanning")!, role: .own, generation: 1, writtenAt: nil, versions: [], problems: [],
+            warnings: [], recordCount: 0)
+        var sawRecords = false
+        parser.skipWhitespace()
+        if parser.position < input.count, input[parser.position] == UInt8(ascii: "}") { return nil }
+        while true {
+            parser.skipWhitespace()
+            guard parser.position < input.count, input[parser.position] == UInt8(ascii: "\"") else { return nil }
+            let key = try parser.parseString(isKey: true)
+            let isRecords = key.utf8.elementsEqual("records".utf8)
+            if isRecords ? sawRecords : top[key] != nil { return nil }  // a duplicate key
+            parser.skipWhitespace()
+            guard parser.position < input.count, input[parser.position] == UInt8(ascii: ":") else { return nil }
+            parser.position += 1
+            parser.skipWhitespace()
+            if isRecords {
+                guard parser.position < input.count, input[parser.position] == UInt8(ascii: "[") else { return nil }
+                sawRecords = true
+                try scanRecords(&parser, input: input, into: &reading)
+            } else {
+                parser.baseDepth = 1
+                top[key] = try parser.parseValue()
+            }
+            parser.skipWhitespace()
+            guard parser.position < input.count else { return nil }
+            if input[parser.position] == UInt8(ascii: ",") {
+                parser.position += 1
+                continue
+            }
+            guard input[parser.position] == UInt8(ascii: "}") else { return nil }
+            parser.position += 1
+            break
+        }
+        parser.skipWhitespace()
+        guard parser.position == input.count, sawRecords else { return nil }
+        return (top, reading.versions, reading.problems, reading.recordCount)
+    }
+
+    /// Scans the `records` array at `position`: regular records directly, irregular ones (and
+    /// elements that are not objects) through the tree and the plain path's rules.
+    private static func scanRecords(
+        _ parser: inout StrictJSONParser, input: UnsafeBufferPointer<UInt8>, into reading: inout SnapshotReading
+    ) throws(JSONParseError) {
+        parser.position += 1
+        parser.skipWhitespace()
+        if parser.position < input.count, input[parser.position] == UInt8(ascii: "]") {
+            parser.position += 1
+            return
+        }
+        var index = 0
+        while true {
+            parser.skipWhitespace()
+            guard parser.position < input.count else { throw parser.truncated() }
+            let start = parser.position
+            parser.baseDepth = 0
+            let isRegular =
+                input[start] == UInt8(ascii: "{") ? try parser.scanRecord(into: &reading.versions, depth: 2) : false
+            if !isRegular {
+                // Read this element again, alone, as the plain path would (two containers around it).
+                parser.position = start
+                parser.baseDepth = 2
+                _ = try parser.parseValue()
+                var element = StrictJSONParser(UnsafeBufferPointer(rebasing: input[start..<parser.position]))
+                element.baseDepth = 2
+                readRecord(try element.parseValue(), at: index, into: &reading)
+            }
+            index += 1
+            parser.skipWhitespace()
+            guard parser.position < input.count else { throw parser.truncated() }
+            if input[parser.position] == UInt8(ascii: ",") {
+                parser.position += 1
+                continue
+            }
+            guard input[parser.position] == UInt8(ascii: "]") else {
+                throw parser.unexpectedCharacter(context: " (expected ',' or ']')")
+            }
+            parser.position += 1
+            reading.recordCount = index
+            return
+        }
+    }
+
+    /// Reads back one record line this code wrote (``ReadOnly/Record/interchangeLine``), as the
+    /// store keeps it: the record's version, then its conflicts.
+    ///
+    /// - Throws: when the line is not a valid record.
+    public static func record(fromLine line: [UInt8]) throws -> ReadOnly.Record {
+        let versions = try line.withUnsafeBufferPointer { input throws -> [ReadOnly.Version] in
+            var parser = StrictJSONParser(input)
+            parser.acceptsLargeIntegers = true
+            var versions: [ReadOnly.Version] = []
+            if !input.isEmpty, input[0] == UInt8(ascii: "{"), try parser.scanRecord(into: &versions, depth: 0),
+                parser.position == input.count
+            {
+                return versions
+            }
+            parser = StrictJSONParser(input)
+            parser.acceptsLargeIntegers = true
+            var reading = SnapshotReading(
+                device: DeviceID("stored")!, role: .own, generation: 1, writtenAt: nil, versions: [], problems: [],
+                warnings: [], recordCount: 1)
+            readRecord(try parser.parseDocument(), at: 0, into: &reading)
+            if let problem = reading.problems.first { throw VersionRuleViolation(problem.description) }
+            return reading.versions
+        }
+        guard let first = versions.first else { throw VersionRuleViolation("the line holds no version") }
+        return ReadOnly.Record(version: first, conflicts: Array(versions.dropFirst()))
+    }
+
+    private static func readWrittenAt(_ top: JSONObject, into reading: inout SnapshotReading) {
         switch top["writtenAt"].nonNull {
         case nil: break
         case .string(let text)? where Timestamp(parsing: text) != nil:
@@ -31,11 +193,6 @@ public enum SnapshotReader {
                 "writtenAt \(other.briefDescription) is not a valid timestamp (informational only; the file still merges)"
             )
         }
-        reading.versions.reserveCapacity(records.count)
-        for (index, element) in records.enumerated() {
-            readRecord(element, at: index, into: &reading)
-        }
-        return reading
     }
 
     private struct Header {

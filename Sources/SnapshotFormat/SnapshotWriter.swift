@@ -23,12 +23,18 @@ public enum SnapshotWriter {
 
     /// Appends one record (preceded by a separator unless it is the first).
     public static func appendRecord(_ record: ReadOnly.Record, isFirst: Bool, into bytes: inout [UInt8]) {
-        appendLine(JSONValue.object(record.normalForm).interchangeBytes, isFirst: isFirst, into: &bytes)
+        appendLine(record.interchangeLine, isFirst: isFirst, into: &bytes)
     }
 
     /// Appends one record already serialized as its RFC 8785 normal form (a stored line).
     public static func appendLine(_ line: [UInt8], isFirst: Bool, into bytes: inout [UInt8]) {
-        bytes.append(contentsOf: isFirst ? [0x0A] : [0x2C, 0x0A])
+        line.withUnsafeBytes { appendLine($0, isFirst: isFirst, into: &bytes) }
+    }
+
+    /// Appends one record line from raw memory (a row the store hands out), as ``appendLine(_:isFirst:into:)-([UInt8],_,_)``.
+    public static func appendLine(_ line: UnsafeRawBufferPointer, isFirst: Bool, into bytes: inout [UInt8]) {
+        if !isFirst { bytes.append(0x2C) }
+        bytes.append(0x0A)
         bytes.append(contentsOf: line)
     }
 

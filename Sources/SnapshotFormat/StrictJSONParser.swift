@@ -51,7 +51,14 @@ struct StrictJSONParser {
     let input: UnsafeBufferPointer<UInt8>
     var position = 0
     var acceptsLargeIntegers = false
+    /// Containers open around the input (when it is one element cut out of a larger document),
+    /// counted against ``StrictJSON/maximumDepth`` as if they were in it.
+    var baseDepth = 0
     var scratch: [UInt8] = []
+    /// The members of the objects being written by ``appendInterchange(into:depth:)``, innermost last.
+    var memberSpans: [MemberSpan] = []
+    /// The decoded keys of those members, which ``memberSpans`` point into.
+    var keyBytes: [UInt8] = []
     private var arrays: [[JSONValue]] = []
     private var objects: [ObjectBuilder] = []
     private var openIsObject: [Bool] = []
@@ -70,7 +77,7 @@ struct StrictJSONParser {
         return value
     }
 
-    private mutating func parseValue() throws(JSONParseError) -> JSONValue {
+    mutating func parseValue() throws(JSONParseError) -> JSONValue {
         var value: JSONValue
         nextValue: while true {
             skipWhitespace()
@@ -135,7 +142,7 @@ struct StrictJSONParser {
     }
 
     private func checkDepth() throws(JSONParseError) {
-        if openIsObject.count >= StrictJSON.maximumDepth {
+        if openIsObject.count + baseDepth >= StrictJSON.maximumDepth {
             throw JSONParseError(
                 offset: position,
                 reason: "arrays and objects are nested deeper than \(StrictJSON.maximumDepth) levels")
@@ -160,7 +167,7 @@ struct StrictJSONParser {
         position += 1
     }
 
-    private mutating func parseLiteral(_ word: StaticString, _ value: JSONValue) throws(JSONParseError) -> JSONValue {
+    mutating func parseLiteral(_ word: StaticString, _ value: JSONValue) throws(JSONParseError) -> JSONValue {
         let start = position
         for i in 0..<word.utf8CodeUnitCount {
             guard position < input.count else { throw truncated() }

@@ -37,6 +37,12 @@ extension Timestamp {
         self.init(milliseconds: ms)
     }
 
+    /// Reads a timestamp from the UTF-8 bytes of its text, as ``init(parsing:)`` does.
+    init?(parsingUTF8 bytes: [UInt8]) {
+        guard let ms = Self.parseMilliseconds(bytes) else { return nil }
+        self.init(milliseconds: ms)
+    }
+
     private static func parseMilliseconds(_ bytes: [UInt8]) -> Int64? {
         var cursor = ByteCursor(bytes: bytes)
 

@@ -43,7 +43,9 @@ extension SyncDevice {
             var changedRecords = 0
             // A cold merge into an empty store has nothing to look up.
             let storeWasEmpty = try session.isEmpty()
-            for (id, versions) in collection.incoming {
+            // In id order: the store's B-tree then grows at its end instead of splitting pages at random.
+            for id in collection.incoming.keys.sorted() {
+                let versions = collection.incoming[id]!
                 let held = storeWasEmpty ? nil : try session.record(id)
                 guard let merged = RecordMerge.merge(held: held, incoming: versions), merged != held else { continue }
                 tally(from: held, to: merged, into: &collection.report)

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 import SnapshotFormat
 
 /// The store seen from inside one transaction or read: methods named for what they mean.
@@ -27,58 +28,48 @@ public struct StoreSession {
 
     /// The record as held: its current version and conflicts, nil when unknown.
     public func record(_ id: RecordID) throws -> ReadOnly.Record? {
-        let statement = try db.cachedStatement(sql: "SELECT * FROM version WHERE recordID = ? ORDER BY position")
-        return try Self.record(from: StoredVersion.fetchAll(statement, arguments: [id.rawValue]))
+        let statement = try db.cachedStatement(sql: "SELECT line FROM record WHERE id = ?")
+        statement.setUncheckedArguments([id.rawValue])
+        var line: [UInt8]?
+        try withRawRows(statement) { line = Self.blob($0, 0) }
+        return try line.map { try Self.record(fromLine: $0, id: id.rawValue) }
     }
 
     /// Replaces what is held for a record with `record`.
     ///
-    /// - Parameter isNew: the store holds nothing for this record (skips removing old rows).
+    /// - Parameter isNew: the store holds nothing for this record (a plain insert).
     public func save(_ record: ReadOnly.Record, at now: Timestamp, isNew: Bool = false) throws {
-        // Cached prepared statements: a merge pass saves up to every record in one transaction.
-        if !isNew {
-            try db.cachedStatement(sql: "DELETE FROM version WHERE recordID = ?").execute(arguments: [
-                record.id.rawValue
-            ])
-        }
-        let insert = try db.cachedStatement(
-            sql: """
-                INSERT INTO version (recordID, position, type, schemaVersion, lastModified, modifiedBy,
-                                     versionVector, deleted, fields, unknownKeys)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """)
-        for (position, version) in ([record.version] + record.conflicts).enumerated() {
-            let row = StoredVersion(version, position: position)
-            try insert.execute(arguments: [
-                row.recordID, row.position, row.type, row.schemaVersion, row.lastModified, row.modifiedBy,
-                row.versionVector, row.deleted, row.fields, row.unknownKeys,
-            ])
-        }
-        try db.cachedStatement(
-            sql: """
+        // One row per record, through a cached prepared statement: a merge pass saves up to
+        // every record in one transaction.
+        let statement = try db.cachedStatement(
+            sql: isNew
+                ? """
+                INSERT INTO record (id, type, deleted, unresolvedConflicts, conflicts, changedAt, line)
+                VALUES (?, ?, ?, ?, ?, ?, ?)
+                """
+                : """
                 INSERT INTO record (id, type, deleted, unresolvedConflicts, conflicts, changedAt, line)
                 VALUES (?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT(id) DO UPDATE SET type = excluded.type, deleted = excluded.deleted,
                     unresolvedConflicts = excluded.unresolvedConflicts, conflicts = excluded.conflicts,
                     changedAt = excluded.changedAt, line = excluded.line
-                """
-        ).execute(arguments: [
+                """)
+        try statement.execute(arguments: [
             record.id.rawValue, record.version.type, record.version.deleted, record.unresolvedConflicts.count,
-            record.conflicts.count, now.milliseconds, Data(JSONValue.object(record.normalForm).interchangeBytes),
+            record.conflicts.count, now.milliseconds, Data(record.interchangeLine),
         ])
     }
 
-    /// Calls `body` with every record's published line (RFC 8785 bytes of its normal form with
-    /// its conflicts), in id order, without building any record.
-    public func forEachPublishedLine(_ body: ([UInt8]) throws -> Void) throws {
-        let cursor = try Row.fetchCursor(db, sql: "SELECT id, line FROM record ORDER BY id")
-        while let row = try cursor.next() {
-            if let line: Data = row["line"] {
-                try body([UInt8](line))
-            } else if let id = RecordID(row["id"]), let record = try record(id) {
-                // A row written before migration v3.
-                try body(JSONValue.object(record.normalForm).interchangeBytes)
-            }
+    /// Calls `body` with every record's published line (the interchange bytes of its normal form
+    /// with its conflicts), in id order, without building any record.
+    ///
+    /// The bytes are only valid during the call: they point into SQLite's row.
+    public func forEachPublishedLine(_ body: (UnsafeRawBufferPointer) throws -> Void) throws {
+        let statement = try db.makeStatement(sql: "SELECT line FROM record ORDER BY id")
+        try withRawRows(statement) { sqliteStatement in
+            let count = Int(sqlite3_column_bytes(sqliteStatement, 0))
+            let base = sqlite3_column_blob(sqliteStatement, 0)
+            try body(UnsafeRawBufferPointer(start: base, count: count))
         }
     }
 
@@ -98,26 +89,55 @@ public struct StoreSession {
     public func forEachRecord(
         type: String? = nil, onlyUnresolved: Bool = false, _ body: (ReadOnly.Record) throws -> Void
     ) throws {
-        var sql = "SELECT version.* FROM version JOIN record ON record.id = version.recordID"
+        var sql = "SELECT id, line FROM record"
         var conditions: [String] = []
         var arguments: StatementArguments = []
         if let type {
-            conditions.append("record.type = ?")
+            conditions.append("type = ?")
             arguments += [type]
         }
-        if onlyUnresolved { conditions.append("record.unresolvedConflicts > 0") }
+        if onlyUnresolved { conditions.append("unresolvedConflicts > 0") }
         if !conditions.isEmpty { sql += " WHERE " + conditions.joined(separator: " AND ") }
-        sql += " ORDER BY version.recordID, version.position"
-        var pending: [StoredVersion] = []
-        let cursor = try StoredVersion.fetchCursor(db, sql: sql, arguments: arguments)
-        while let row = try cursor.next() {
-            if let first = pending.first, first.recordID != row.recordID {
-                if let record = try Self.record(from: pending) { try body(record) }
-                pending.removeAll(keepingCapacity: true)
-            }
-            pending.append(row)
+        sql += " ORDER BY id"
+        let statement = try db.makeStatement(sql: sql)
+        try statement.setArguments(arguments)
+        try withRawRows(statement) { row in
+            let id = String(cString: sqlite3_column_text(row, 0))
+            try body(try Self.record(fromLine: Self.blob(row, 1) ?? [], id: id))
         }
-        if let record = try Self.record(from: pending) { try body(record) }
+    }
+
+    /// Steps `statement` and calls `body` with SQLite's statement at each row: reading columns
+    /// straight from SQLite copies each line once instead of through `Row` and `Data`.
+    private func withRawRows(_ statement: Statement, _ body: (SQLiteStatement) throws -> Void) throws {
+        let sqliteStatement = statement.sqliteStatement
+        sqlite3_reset(sqliteStatement)
+        defer { sqlite3_reset(sqliteStatement) }
+        while true {
+            let code = sqlite3_step(sqliteStatement)
+            if code == SQLITE_DONE { return }
+            guard code == SQLITE_ROW else {
+                throw DatabaseError(
+                    resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)),
+                    sql: statement.sql)
+            }
+            try body(sqliteStatement)
+        }
+    }
+
+    private static func blob(_ statement: SQLiteStatement, _ column: Int32) -> [UInt8]? {
+        guard sqlite3_column_type(statement, column) != SQLITE_NULL else { return nil }
+        let count = Int(sqlite3_column_bytes(statement, column))
+        guard count > 0, let base = sqlite3_column_blob(statement, column) else { return [] }
+        return Array(UnsafeRawBufferPointer(start: base, count: count))
+    }
+
+    private static func record(fromLine line: [UInt8], id: String) throws -> ReadOnly.Record {
+        do {
+            return try SnapshotReader.record(fromLine: line)
+        } catch {
+            throw StoreCorruption("record \(id) is stored unreadably: \(error)")
+        }
     }
 
     /// How many records are live, deleted, and in conflict (with conflicts that need a person).
@@ -131,12 +151,6 @@ public struct StoreSession {
                 FROM record
                 """)!
         return RecordCounts(live: row[0], deleted: row[1], inConflict: row[2], benignOnly: row[3])
-    }
-
-    private static func record(from rows: [StoredVersion]) throws -> ReadOnly.Record? {
-        guard let first = rows.first else { return nil }
-        guard first.position == 0 else { throw StoreCorruption("record \(first.recordID) has no current version") }
-        return ReadOnly.Record(version: try first.readOnly(), conflicts: try rows.dropFirst().map { try $0.readOnly() })
     }
 
     // MARK: Sources

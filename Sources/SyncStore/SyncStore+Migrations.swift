@@ -1,4 +1,6 @@
+import Foundation
 import GRDB
+import SnapshotFormat
 
 extension SyncStore {
     /// Every migration, registered by name from the first release on. A shipped migration is
@@ -77,6 +79,26 @@ extension SyncStore {
             try db.alter(table: "publication") { table in
                 table.add(column: "isAdopted", .boolean).notNull().defaults(to: false)
             }
+        }
+        migrator.registerMigration("v5: one row per record") { db in
+            // Each record was stored twice: one row per version, and again as its published line.
+            // The line holds everything the version rows did (it is the record's normal form with
+            // its conflicts), so it becomes the only copy: a merge writes one row per record and
+            // reads one back. Rows written before v3 have no line yet: it is made from their
+            // versions here, before the version rows go.
+            let missing = try String.fetchAll(db, sql: "SELECT id FROM record WHERE line IS NULL")
+            for id in missing {
+                let rows = try StoredVersion.fetchAll(
+                    db, sql: "SELECT * FROM version WHERE recordID = ? ORDER BY position", arguments: [id])
+                guard let first = rows.first, first.position == 0 else {
+                    throw StoreCorruption("record \(id) has no current version")
+                }
+                let record = ReadOnly.Record(
+                    version: try first.readOnly(), conflicts: try rows.dropFirst().map { try $0.readOnly() })
+                try db.execute(
+                    sql: "UPDATE record SET line = ? WHERE id = ?", arguments: [Data(record.interchangeLine), id])
+            }
+            try db.drop(table: "version")
         }
         return migrator
     }

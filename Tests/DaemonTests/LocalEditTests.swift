@@ -50,13 +50,11 @@ extension DaemonTests {
         usleep(500_000)
 
         // When another process changes the record's fields in the store, without publishing (it
-        // clears the record's stored published line, as rows written before migration v3 have none)
+        // rewrites the record's stored line, which holds the record since migration v5)
         let sql = """
             .timeout 30000
-            BEGIN;
-            UPDATE version SET fields = '{"text":"changed by an app"}' WHERE recordID = '\(Snapshots.id(3))' AND position = 0;
-            UPDATE record SET line = NULL WHERE id = '\(Snapshots.id(3))';
-            COMMIT;
+            UPDATE record SET line = CAST(replace(CAST(line AS TEXT), '"before"', '"changed by an app"') AS BLOB)
+            WHERE id = '\(Snapshots.id(3))';
             """
         let update = try sandbox.launch("/usr/bin/sqlite3", [sandbox.state("desk") + "/store.sqlite"], stdin: sql).wait(
             timeout: 60)

@@ -15,6 +15,7 @@ struct MigrationTests {
             try store.appliedMigrations() == [
                 "v1: versions, records, sources, publications", "v2: source warnings apart from problems",
                 "v3: each record's published line", "v4: publications adopted from another writer",
+                "v5: one row per record",
             ])
     }
 
@@ -46,7 +47,7 @@ struct MigrationTests {
         let store = try SyncStore(path: path)
 
         // Then it is migrated and every row is there, unchanged
-        #expect(try store.appliedMigrations().count == 4)
+        #expect(try store.appliedMigrations().count == 5)
         try store.reading { session in
             #expect(try session.owner() == DeviceID("laptop"))
             #expect(try session.record(record.id) == record)
@@ -79,7 +80,7 @@ struct MigrationTests {
         try store.reading { session in
             #expect(try session.record(record.id) == record)
             var lines: [[UInt8]] = []
-            try session.forEachPublishedLine { lines.append($0) }
+            try session.forEachPublishedLine { lines.append(Array($0)) }
             #expect(lines == [JSONValue.object(record.normalForm).interchangeBytes])
         }
     }
@@ -100,6 +101,48 @@ struct MigrationTests {
         let publication = try store.reading { try $0.publication(generation: 7) }
         #expect(publication == StoredPublication(generation: 7, contentDigest: "c", fileDigest: "f", writtenAt: 9, isPublished: true))
         #expect(publication?.isAdopted == false)
+    }
+
+    @Test("v5 keeps every record a v4 database holds, as its line alone, and drops the version rows")
+    func v4ToV5() throws {
+        // Given a database written at v4 with two records: one saved with its line (as v3 and v4
+        // wrote them), one with version rows only (written before v3, never rewritten)
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.path("store.sqlite")
+        let withLine = Self.recordWithConflict()
+        var withoutLine = ReadOnly.Record(
+            version: ReadOnly.Version(
+                id: RecordID("00000000-0000-4000-8000-000000000001")!, type: "Note", schemaVersion: 3,
+                lastModified: Timestamp(milliseconds: 1_700_000_000_000), modifiedBy: DeviceID("tablet"),
+                versionVector: VersionVector([DeviceID("tablet")!: 4]), deleted: true))
+        withoutLine.version.unknownKeys = JSONObject([("zeta", .array([.number(1e20), .string("é")]))])
+        do {
+            let old = try SyncStore(path: path, upTo: "v4: publications adopted from another writer")
+            try old.transaction { session in
+                try Self.saveBeforeV3(withLine, in: session)
+                try session.db.execute(
+                    sql: "UPDATE record SET line = ? WHERE id = ?",
+                    arguments: [Data(JSONValue.object(withLine.normalForm).interchangeBytes), withLine.id.rawValue])
+                try Self.saveBeforeV3(withoutLine, in: session)
+            }
+        }
+
+        // When the current code opens it
+        let store = try SyncStore(path: path)
+
+        // Then both records read back unchanged, each line is its normal form, and the version table is gone
+        try store.reading { session in
+            #expect(try session.record(withLine.id) == withLine)
+            #expect(try session.record(withoutLine.id) == withoutLine)
+            var lines: [[UInt8]] = []
+            try session.forEachPublishedLine { lines.append(Array($0)) }
+            #expect(
+                lines == [withoutLine, withLine].map { JSONValue.object($0.normalForm).interchangeBytes })
+            #expect(try session.records().map(\.id) == [withoutLine.id, withLine.id])
+            #expect(try session.counts() == RecordCounts(live: 1, deleted: 1, inConflict: 1, benignOnly: 0))
+            #expect(try session.db.tableExists("version") == false)
+        }
     }
 
     /// Writes a record with only the columns v1 and v2 had (no published line).

@@ -1,0 +1,47 @@
+/// A JSON object held as its interchange bytes, never as a tree.
+///
+/// The bytes are RFC 8785 (JCS) except that an integral number beyond ±(2^53−1) is written with
+/// an exponent (`1e+20`), exactly what ``JSONValue/interchangeBytes`` writes and what a published
+/// file carries. That serialization is one-to-one with the value, so two objects are equal as JSON
+/// exactly when their bytes are equal: comparing, hashing and publishing `fields` are byte
+/// operations, and a tree is built only when someone asks for ``object``.
+public struct EncodedObject: Hashable, Sendable {
+    /// The interchange bytes of the object, `{` to `}`.
+    public let bytes: [UInt8]
+
+    /// The empty object `{}`.
+    public static let empty = EncodedObject(trustedBytes: [UInt8(ascii: "{"), UInt8(ascii: "}")])
+
+    /// The interchange bytes of `object`.
+    public init(_ object: JSONObject) {
+        bytes = JSONValue.object(object).interchangeBytes
+    }
+
+    /// Bytes the caller guarantees are the interchange serialization of an object.
+    init(trustedBytes: [UInt8]) {
+        bytes = trustedBytes
+    }
+
+    /// Whether the object has no members.
+    public var isEmpty: Bool { bytes.count == 2 }
+
+    /// The object as a tree, parsed from its bytes (they are valid I-JSON by construction).
+    public var object: JSONObject {
+        do {
+            guard case .object(let object) = try StrictJSON.parse(bytes) else {
+                preconditionFailure("EncodedObject holds a non-object")
+            }
+            return object
+        } catch {
+            preconditionFailure("EncodedObject holds invalid JSON: \(error)")
+        }
+    }
+
+    public static func == (lhs: EncodedObject, rhs: EncodedObject) -> Bool {
+        lhs.bytes == rhs.bytes
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
+    }
+}

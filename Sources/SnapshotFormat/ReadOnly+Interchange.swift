@@ -1,0 +1,99 @@
+/// Writing a record's normal form straight to bytes: what a published file and the store hold.
+extension ReadOnly.Record {
+    /// The interchange bytes of the record's normal form with its conflicts: exactly
+    /// `JSONValue.object(normalForm).interchangeBytes`, written without building the tree
+    /// (`fields` are already bytes).
+    public var interchangeLine: [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(256 + version.encodedFields.bytes.count * (conflicts.count + 1))
+        version.appendNormalForm(to: &bytes, conflicts: conflicts)
+        return bytes
+    }
+}
+
+extension ReadOnly.Version {
+    /// Appends the interchange bytes of the normal form, with `conflicts` when there are any.
+    func appendNormalForm(to bytes: inout [UInt8], conflicts: [ReadOnly.Version]) {
+        // The members in RFC 8785 order. The known keys are ASCII, so their order is fixed; an
+        // unknown key (rare) is slotted in before the first known key it precedes.
+        var unknown = unknownKeys.members.sorted { CanonicalJSON.keyPrecedes($0.key, $1.key) }[...]
+        var isFirst = true
+        func open(_ key: StaticString) {
+            while let next = unknown.first, CanonicalJSON.keyPrecedes(next.key, key.description) {
+                member(next.key)
+                next.value.writeInterchange(into: &bytes)
+                unknown.removeFirst()
+            }
+            bytes.append(isFirst ? UInt8(ascii: "{") : UInt8(ascii: ","))
+            isFirst = false
+            bytes.append(UInt8(ascii: "\""))
+            bytes.append(contentsOf: UnsafeBufferPointer(start: key.utf8Start, count: key.utf8CodeUnitCount))
+            bytes.append(contentsOf: [UInt8(ascii: "\""), UInt8(ascii: ":")])
+        }
+        func member(_ key: String) {
+            bytes.append(isFirst ? UInt8(ascii: "{") : UInt8(ascii: ","))
+            isFirst = false
+            CanonicalJSON.writeString(key, into: &bytes)
+            bytes.append(UInt8(ascii: ":"))
+        }
+        if !conflicts.isEmpty {
+            open("conflicts")
+            bytes.append(UInt8(ascii: "["))
+            for (index, conflict) in conflicts.enumerated() {
+                if index > 0 { bytes.append(UInt8(ascii: ",")) }
+                conflict.appendNormalForm(to: &bytes, conflicts: [])
+            }
+            bytes.append(UInt8(ascii: "]"))
+        }
+        if deleted {
+            open("deleted")
+            bytes.append(contentsOf: "true".utf8)
+        }
+        if !encodedFields.isEmpty {
+            open("fields")
+            bytes.append(contentsOf: encodedFields.bytes)
+        }
+        open("id")
+        bytes.append(UInt8(ascii: "\""))
+        id.append(to: &bytes)
+        bytes.append(UInt8(ascii: "\""))
+        if let lastModified {
+            open("lastModified")
+            CanonicalJSON.writeString(lastModified.written, into: &bytes)
+        }
+        if let modifiedBy {
+            open("modifiedBy")
+            CanonicalJSON.writeString(modifiedBy.rawValue, into: &bytes)
+        }
+        if schemaVersion != 1 {
+            open("schemaVersion")
+            CanonicalJSON.writeNumber(Double(schemaVersion), into: &bytes, largeIntegersWithExponent: true)
+        }
+        open("type")
+        CanonicalJSON.writeString(type, into: &bytes)
+        if !versionVector.isEmpty {
+            open("versionVector")
+            bytes.append(UInt8(ascii: "{"))
+            for (index, device) in versionVector.counts.keys.sorted().enumerated() {
+                if index > 0 { bytes.append(UInt8(ascii: ",")) }
+                CanonicalJSON.writeString(device.rawValue, into: &bytes)
+                bytes.append(UInt8(ascii: ":"))
+                CanonicalJSON.writeNumber(
+                    Double(versionVector[device]), into: &bytes, largeIntegersWithExponent: true)
+            }
+            bytes.append(UInt8(ascii: "}"))
+        }
+        for rest in unknown {
+            member(rest.key)
+            rest.value.writeInterchange(into: &bytes)
+        }
+        bytes.append(UInt8(ascii: "}"))
+    }
+}
+
+extension JSONValue {
+    /// Appends the interchange bytes of the value (see ``interchangeBytes``).
+    func writeInterchange(into bytes: inout [UInt8]) {
+        bytes.append(contentsOf: interchangeBytes)
+    }
+}

@@ -1,0 +1,320 @@
+/// The fast path of reading a record: one pass over its bytes straight into a
+/// ``ReadOnly/Version``, with `fields` kept as interchange bytes and no tree built.
+///
+/// It handles the shape nearly every record has (known keys with values of the right kind, no
+/// unknown keys, no nulls); for anything else it says "irregular" and the caller reads that
+/// record with the tree parser and the validation in ``ReadOnly/Version/init(validating:)``,
+/// which give every rule's message. It is never more lenient than that path: a record it
+/// accepts gives exactly the versions the tree path gives, which tests check over the
+/// conformance vectors and generated folders.
+extension StrictJSONParser {
+    /// Reads the record object at `position` (its `{`), appending its version and then its
+    /// conflict entries to `versions`. Returns false, with `position` after the record and
+    /// nothing appended, when the record is irregular and must be read by the tree path.
+    ///
+    /// - Throws: when the bytes are not valid I-JSON (the whole file is then invalid).
+    mutating func scanRecord(into versions: inout [ReadOnly.Version], depth: Int) throws(JSONParseError) -> Bool {
+        let first = versions.count
+        var entries: [ReadOnly.Version] = []
+        guard let version = try scanVersion(depth: depth, entries: &entries) else {
+            return false
+        }
+        versions.append(version)
+        for entry in entries {
+            guard entry.id == version.id else {
+                versions.removeSubrange(first...)
+                return false
+            }
+            versions.append(entry)
+        }
+        return true
+    }
+
+    /// Scans one version object; nil when irregular. A record's conflict entries go to `entries`
+    /// (`entries` nil: this is an entry, and any `conflicts` key of its own is irregular).
+    private mutating func scanVersion(depth: Int, entries: inout [ReadOnly.Version]) throws(JSONParseError)
+        -> ReadOnly.Version?
+    {
+        try scanVersion(depth: depth, entries: &entries, isEntry: false)
+    }
+
+    private mutating func scanVersion(depth: Int, entries: inout [ReadOnly.Version], isEntry: Bool)
+        throws(JSONParseError) -> ReadOnly.Version?
+    {
+        let depth = depth + 1
+        if depth + baseDepth > StrictJSON.maximumDepth {
+            throw JSONParseError(
+                offset: position,
+                reason: "arrays and objects are nested deeper than \(StrictJSON.maximumDepth) levels")
+        }
+        position += 1  // {
+        var regular = true
+        var seen: UInt16 = 0
+        var id: RecordID?
+        var type: String?
+        var schemaVersion: Int64 = 1
+        var lastModified: Timestamp?
+        var modifiedBy: DeviceID?
+        var vector = VersionVector()
+        var deleted = false
+        var fields = EncodedObject.empty
+        skipWhitespace()
+        guard position < input.count else { throw truncated() }
+        if input[position] == UInt8(ascii: "}") {
+            position += 1
+            return nil
+        }
+        while true {
+            skipWhitespace()
+            guard position < input.count else { throw truncated() }
+            guard input[position] == UInt8(ascii: "\"") else {
+                throw unexpectedCharacter(context: " (expected a key in double quotes)")
+            }
+            let key = try scanKnownKey()
+            if let key {
+                // A repeated key makes the file invalid JSON; let the tree parser say so.
+                if seen & (1 << key.rawValue) != 0 { throw JSONParseError(offset: position, reason: "duplicate key") }
+                seen |= 1 << key.rawValue
+            } else {
+                regular = false
+            }
+            skipWhitespace()
+            guard position < input.count else { throw truncated() }
+            guard input[position] == UInt8(ascii: ":") else { throw unexpectedCharacter(context: " (expected ':')") }
+            position += 1
+            skipWhitespace()
+            guard position < input.count else { throw truncated() }
+            let byte = input[position]
+            switch (regular ? key : nil) {
+            case .id?:
+                if byte == UInt8(ascii: "\""), let text = try scanPlainString() {
+                    id = RecordID(utf8: text)
+                    if id == nil { regular = false }
+                } else {
+                    regular = false
+                }
+            case .type?:
+                if byte == UInt8(ascii: "\"") {
+                    let text = try parseString(isKey: false)
+                    let length = text.unicodeScalars.count
+                    if (1...128).contains(length) { type = text } else { regular = false }
+                } else {
+                    regular = false
+                }
+            case .schemaVersion?:
+                if byte == UInt8(ascii: "-") || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")),
+                    let number = try parseNumber().exactInteger, number >= 1
+                {
+                    schemaVersion = number
+                } else {
+                    regular = false
+                }
+            case .lastModified?:
+                if byte == UInt8(ascii: "\""), let text = try scanPlainString(),
+                    let stamp = Timestamp(parsingUTF8: Array(text))
+                {
+                    lastModified = stamp
+                } else {
+                    regular = false
+                }
+            case .modifiedBy?:
+                if byte == UInt8(ascii: "\""), let text = try scanPlainString(),
+                    let device = DeviceID(String(decoding: text, as: UTF8.self))
+                {
+                    modifiedBy = device
+                } else {
+                    regular = false
+                }
+            case .versionVector?:
+                if byte == UInt8(ascii: "{"), let counts = try scanVector(depth: depth) {
+                    vector = counts
+                } else {
+                    regular = false
+                }
+            case .deleted?:
+                if byte == UInt8(ascii: "t") {
+                    _ = try parseLiteral("true", .bool(true))
+                    deleted = true
+                } else if byte == UInt8(ascii: "f") {
+                    _ = try parseLiteral("false", .bool(false))
+                } else {
+                    regular = false
+                }
+            case .fields?:
+                if byte == UInt8(ascii: "{") {
+                    var bytes: [UInt8] = []
+                    try appendInterchange(into: &bytes, depth: depth)
+                    fields = EncodedObject(trustedBytes: bytes)
+                } else {
+                    regular = false
+                }
+            case .conflicts?:
+                if byte == UInt8(ascii: "["), !isEntry {
+                    regular = try scanEntries(into: &entries, depth: depth)
+                } else {
+                    regular = false
+                }
+            case nil:
+                break
+            }
+            if !regular, position < input.count, !isAtValueEnd {
+                // The value is not read yet (or only partly): validate the rest without keeping it.
+                try skipValue(depth: depth)
+            }
+            skipWhitespace()
+            guard position < input.count else { throw truncated() }
+            if input[position] == UInt8(ascii: ",") {
+                position += 1
+                continue
+            }
+            guard input[position] == UInt8(ascii: "}") else {
+                throw unexpectedCharacter(context: " (expected ',' or '}')")
+            }
+            position += 1
+            break
+        }
+        guard regular, let id, let type else { return nil }
+        return ReadOnly.Version(
+            id: id, type: type, schemaVersion: schemaVersion, lastModified: lastModified, modifiedBy: modifiedBy,
+            versionVector: vector, deleted: deleted, encodedFields: fields)
+    }
+
+    /// Whether `position` is just after a complete value: at a separator, a closing bracket or
+    /// whitespace. Every typed read above either consumes its whole value or none of it.
+    private var isAtValueEnd: Bool {
+        var at = position
+        while at < input.count, input[at] == 0x20 || input[at] == 0x0A || input[at] == 0x0D || input[at] == 0x09 {
+            at += 1
+        }
+        guard at < input.count else { return false }
+        return input[at] == UInt8(ascii: ",") || input[at] == UInt8(ascii: "}")
+    }
+
+    /// Validates and discards the value at `position`.
+    private mutating func skipValue(depth: Int) throws(JSONParseError) {
+        scratch.removeAll(keepingCapacity: true)
+        var discarded = scratch
+        scratch = []
+        defer { scratch = discarded }
+        try appendInterchange(into: &discarded, depth: depth)
+    }
+
+    /// The record keys the format defines.
+    enum RecordKey: Int {
+        case id, type, schemaVersion, lastModified, modifiedBy, versionVector, deleted, fields, conflicts
+    }
+
+    private static let recordKeyNames: [[UInt8]] = [
+        "id", "type", "schemaVersion", "lastModified", "modifiedBy", "versionVector", "deleted", "fields",
+        "conflicts",
+    ].map { Array($0.utf8) }
+
+    /// Reads the key at `position`; the known key it names, nil for any other key (or an escaped one).
+    private mutating func scanKnownKey() throws(JSONParseError) -> RecordKey? {
+        guard let bytes = try scanPlainString() else {
+            _ = try parseString(isKey: true)
+            return nil
+        }
+        for (index, name) in Self.recordKeyNames.enumerated() where name.count == bytes.count {
+            if name.withUnsafeBufferPointer({ $0.elementsEqual(bytes) }) { return RecordKey(rawValue: index) }
+        }
+        return nil
+    }
+
+    /// Reads the string at `position` when it has no escapes (its bytes are then its text);
+    /// nil, with `position` unchanged, when it has escapes.
+    private mutating func scanPlainString() throws(JSONParseError) -> UnsafeBufferPointer<UInt8>? {
+        let start = position + 1
+        var i = start
+        while i < input.count {
+            let byte = input[i]
+            if byte == UInt8(ascii: "\"") {
+                position = i + 1
+                return UnsafeBufferPointer(rebasing: input[start..<i])
+            }
+            if byte == UInt8(ascii: "\\") || byte < 0x20 { return nil }
+            i += byte < 0x80 ? 1 : try utf8SequenceLength(at: i)
+        }
+        throw truncated()
+    }
+
+    /// Reads a version vector object; nil (with `position` after the object) when irregular.
+    private mutating func scanVector(depth: Int) throws(JSONParseError) -> VersionVector? {
+        let start = position
+        position += 1
+        var counts: [DeviceID: Int64] = [:]
+        skipWhitespace()
+        if position < input.count, input[position] == UInt8(ascii: "}") {
+            position += 1
+            return VersionVector()
+        }
+        while true {
+            skipWhitespace()
+            guard position < input.count, input[position] == UInt8(ascii: "\""),
+                let key = try scanPlainString(), let device = DeviceID(String(decoding: key, as: UTF8.self))
+            else { break }
+            skipWhitespace()
+            guard position < input.count, input[position] == UInt8(ascii: ":") else { break }
+            position += 1
+            skipWhitespace()
+            guard position < input.count,
+                input[position] == UInt8(ascii: "-")
+                    || (input[position] >= UInt8(ascii: "0") && input[position] <= UInt8(ascii: "9")),
+                let count = try parseNumber().exactInteger, (1...VersionVector.maximumCount).contains(count),
+                counts.updateValue(count, forKey: device) == nil
+            else { break }
+            skipWhitespace()
+            guard position < input.count else { break }
+            if input[position] == UInt8(ascii: ",") {
+                position += 1
+                continue
+            }
+            if input[position] == UInt8(ascii: "}") {
+                position += 1
+                return VersionVector(counts)
+            }
+            break
+        }
+        // Irregular: validate the whole object from its start.
+        position = start
+        try skipValue(depth: depth)
+        return nil
+    }
+
+    /// Reads a record's `conflicts` array of entries; false (with `position` after the array) when
+    /// any entry is irregular.
+    private mutating func scanEntries(into entries: inout [ReadOnly.Version], depth: Int) throws(JSONParseError)
+        -> Bool
+    {
+        let start = position
+        position += 1
+        skipWhitespace()
+        if position < input.count, input[position] == UInt8(ascii: "]") {
+            position += 1
+            return true
+        }
+        var none: [ReadOnly.Version] = []
+        while true {
+            skipWhitespace()
+            guard position < input.count, input[position] == UInt8(ascii: "{"),
+                let entry = try scanVersion(depth: depth + 1, entries: &none, isEntry: true)
+            else { break }
+            entries.append(entry)
+            skipWhitespace()
+            guard position < input.count else { throw truncated() }
+            if input[position] == UInt8(ascii: ",") {
+                position += 1
+                continue
+            }
+            if input[position] == UInt8(ascii: "]") {
+                position += 1
+                return true
+            }
+            break
+        }
+        entries.removeAll()
+        position = start
+        try skipValue(depth: depth)
+        return false
+    }
+}

@@ -1,0 +1,251 @@
+/// Validating a value and writing its interchange bytes in one pass, without building a tree.
+///
+/// This is what keeps `fields` cheap: a merge reads every version of every file, and building a
+/// ``JSONValue`` tree per version, only to serialize it again, was most of a merge's time. The
+/// checks are the tree parser's own (the same functions read strings and numbers), so this
+/// accepts exactly what ``StrictJSON/parse(_:)-([UInt8])`` accepts, and writes exactly what
+/// ``JSONValue/interchangeBytes`` writes for the parsed value; tests compare both over the
+/// conformance vectors and generated documents.
+extension StrictJSONParser {
+    /// Validates the value at `position` (after whitespace) and appends its interchange bytes to
+    /// `out`: object members sorted by their keys' UTF-16 code units, strings escaped as RFC 8785
+    /// says, numbers in ECMAScript form with large integral ones in exponent form.
+    ///
+    /// - Parameter depth: containers already open around the value.
+    mutating func appendInterchange(into out: inout [UInt8], depth: Int) throws(JSONParseError) {
+        skipWhitespace()
+        guard position < input.count else { throw truncated() }
+        switch input[position] {
+        case UInt8(ascii: "{"):
+            try appendObject(into: &out, depth: depth + 1)
+        case UInt8(ascii: "["):
+            try checkInterchangeDepth(depth + 1)
+            position += 1
+            out.append(UInt8(ascii: "["))
+            skipWhitespace()
+            if position < input.count, input[position] == UInt8(ascii: "]") {
+                position += 1
+                out.append(UInt8(ascii: "]"))
+                return
+            }
+            while true {
+                try appendInterchange(into: &out, depth: depth + 1)
+                skipWhitespace()
+                guard position < input.count else { throw truncated() }
+                if input[position] == UInt8(ascii: ",") {
+                    position += 1
+                    out.append(UInt8(ascii: ","))
+                    continue
+                }
+                guard input[position] == UInt8(ascii: "]") else {
+                    throw unexpectedCharacter(context: " (expected ',' or ']')")
+                }
+                position += 1
+                out.append(UInt8(ascii: "]"))
+                return
+            }
+        case UInt8(ascii: "\""):
+            try appendString(into: &out, isKey: false)
+        case UInt8(ascii: "t"):
+            _ = try parseLiteral("true", .bool(true))
+            out.append(contentsOf: "true".utf8)
+        case UInt8(ascii: "f"):
+            _ = try parseLiteral("false", .bool(false))
+            out.append(contentsOf: "false".utf8)
+        case UInt8(ascii: "n"):
+            _ = try parseLiteral("null", .null)
+            out.append(contentsOf: "null".utf8)
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+            try appendNumber(into: &out)
+        default:
+            throw unexpectedCharacter(context: "")
+        }
+    }
+
+    private func checkInterchangeDepth(_ depth: Int) throws(JSONParseError) {
+        if depth + baseDepth > StrictJSON.maximumDepth {
+            throw JSONParseError(
+                offset: position,
+                reason: "arrays and objects are nested deeper than \(StrictJSON.maximumDepth) levels")
+        }
+    }
+
+    private mutating func appendObject(into out: inout [UInt8], depth: Int) throws(JSONParseError) {
+        try checkInterchangeDepth(depth)
+        position += 1
+        let objectStart = out.count
+        out.append(UInt8(ascii: "{"))
+        skipWhitespace()
+        if position < input.count, input[position] == UInt8(ascii: "}") {
+            position += 1
+            out.append(UInt8(ascii: "}"))
+            return
+        }
+        let firstMember = memberSpans.count
+        let firstKeyByte = keyBytes.count
+        var inOrder = true
+        while true {
+            skipWhitespace()
+            guard position < input.count else { throw truncated() }
+            guard input[position] == UInt8(ascii: "\"") else {
+                throw unexpectedCharacter(context: " (expected a key in double quotes)")
+            }
+            let keyOffset = position
+            let memberStart = out.count
+            let keyStart = keyBytes.count
+            try appendString(into: &out, isKey: true)
+            let span = MemberSpan(
+                keyStart: keyStart, keyEnd: keyBytes.count, start: memberStart, end: 0, keyOffset: keyOffset)
+            if memberSpans.count > firstMember, inOrder, !keyPrecedes(memberSpans[memberSpans.count - 1], span) {
+                inOrder = false
+            }
+            skipWhitespace()
+            guard position < input.count else { throw truncated() }
+            guard input[position] == UInt8(ascii: ":") else { throw unexpectedCharacter(context: " (expected ':')") }
+            position += 1
+            out.append(UInt8(ascii: ":"))
+            memberSpans.append(span)
+            let index = memberSpans.count - 1
+            try appendInterchange(into: &out, depth: depth)
+            memberSpans[index].end = out.count
+            skipWhitespace()
+            guard position < input.count else { throw truncated() }
+            if input[position] == UInt8(ascii: ",") {
+                position += 1
+                out.append(UInt8(ascii: ","))
+                continue
+            }
+            guard input[position] == UInt8(ascii: "}") else {
+                throw unexpectedCharacter(context: " (expected ',' or '}')")
+            }
+            position += 1
+            break
+        }
+        if !inOrder {
+            // Written in document order; rewrite in key order, refusing a key that repeats.
+            var order = Array(firstMember..<memberSpans.count)
+            order.sort { keyPrecedes(memberSpans[$0], memberSpans[$1]) }
+            for (previous, next) in zip(order, order.dropFirst())
+            where !keyPrecedes(memberSpans[previous], memberSpans[next]) {
+                let key = String(decoding: keyBytes[memberSpans[next].keyStart..<memberSpans[next].keyEnd], as: UTF8.self)
+                let offset = max(memberSpans[previous].keyOffset, memberSpans[next].keyOffset)
+                throw JSONParseError(offset: offset, reason: "duplicate key \(JSONParseError.displayed(key))")
+            }
+            let written = Array(out[(objectStart + 1)...])
+            out.removeSubrange((objectStart + 1)...)
+            for (n, member) in order.enumerated() {
+                if n > 0 { out.append(UInt8(ascii: ",")) }
+                let span = memberSpans[member]
+                out.append(contentsOf: written[(span.start - objectStart - 1)..<(span.end - objectStart - 1)])
+            }
+        }
+        out.append(UInt8(ascii: "}"))
+        memberSpans.removeSubrange(firstMember...)
+        keyBytes.removeSubrange(firstKeyByte...)
+    }
+
+    /// Whether the key of `lhs` sorts strictly before the key of `rhs` by UTF-16 code units
+    /// (RFC 8785). UTF-8 byte order is code point order, which differs from UTF-16 order only
+    /// between U+E000…U+FFFF (lead bytes EE, EF) and supplementary characters (F0…F4); the first
+    /// differing bytes are both lead bytes whenever that case arises.
+    private func keyPrecedes(_ lhs: MemberSpan, _ rhs: MemberSpan) -> Bool {
+        let leftCount = lhs.keyEnd - lhs.keyStart
+        let rightCount = rhs.keyEnd - rhs.keyStart
+        return keyBytes.withUnsafeBufferPointer { bytes in
+            var i = 0
+            while i < leftCount, i < rightCount {
+                let a = bytes[lhs.keyStart + i]
+                let b = bytes[rhs.keyStart + i]
+                if a != b {
+                    if a >= 0xEE, a <= 0xEF, b >= 0xF0 { return false }
+                    if b >= 0xEE, b <= 0xEF, a >= 0xF0 { return true }
+                    return a < b
+                }
+                i += 1
+            }
+            return leftCount < rightCount
+        }
+    }
+
+    /// Validates the string at `position` and appends it as RFC 8785 writes it; a key's decoded
+    /// bytes also go to ``keyBytes``.
+    private mutating func appendString(into out: inout [UInt8], isKey: Bool) throws(JSONParseError) {
+        let start = position + 1
+        var i = start
+        // Fast path: nothing to unescape or escape, so the input's bytes are the output's.
+        while i < input.count {
+            let byte = input[i]
+            if byte == UInt8(ascii: "\"") {
+                let plain = UnsafeBufferPointer(rebasing: input[start..<i])
+                out.append(UInt8(ascii: "\""))
+                out.append(contentsOf: plain)
+                out.append(UInt8(ascii: "\""))
+                if isKey { keyBytes.append(contentsOf: plain) }
+                position = i + 1
+                return
+            }
+            if byte == UInt8(ascii: "\\") || byte < 0x20 { break }
+            i += byte < 0x80 ? 1 : try utf8SequenceLength(at: i)
+        }
+        let text = try parseString(isKey: isKey)
+        CanonicalJSON.writeString(text, into: &out)
+        if isKey { keyBytes.append(contentsOf: text.utf8) }
+    }
+
+    /// Validates the number at `position` and appends its interchange form.
+    private mutating func appendNumber(into out: inout [UInt8]) throws(JSONParseError) {
+        let start = position
+        guard case .number(let value) = try parseNumber() else { preconditionFailure("parseNumber returns numbers") }
+        let literal = UnsafeBufferPointer(rebasing: input[start..<position])
+        // A plain integer of at most 15 digits (below 2^53) other than -0 is already written as
+        // ECMAScript writes it; anything else goes through the serializer.
+        let digits = literal.count - (literal[0] == UInt8(ascii: "-") ? 1 : 0)
+        if digits <= 15, !(value == 0 && literal[0] == UInt8(ascii: "-")),
+            !literal.contains(where: { $0 == UInt8(ascii: ".") || $0 | 0x20 == UInt8(ascii: "e") })
+        {
+            out.append(contentsOf: literal)
+        } else {
+            CanonicalJSON.writeNumber(value, into: &out, largeIntegersWithExponent: true)
+        }
+    }
+}
+
+/// One member of an object being written: where its decoded key is in ``StrictJSONParser/keyBytes``
+/// and where `"key":value` is in the output.
+struct MemberSpan {
+    var keyStart: Int
+    var keyEnd: Int
+    var start: Int
+    var end: Int
+    /// Where the key is in the input, for an error message.
+    var keyOffset: Int
+}
+
+extension StrictJSON {
+    /// Validates one JSON document as ``parse(_:)-([UInt8])`` does and returns its interchange
+    /// bytes (what ``JSONValue/interchangeBytes`` gives for the parsed value), building no tree.
+    public static func interchangeBytes(of bytes: [UInt8]) throws(JSONParseError) -> [UInt8] {
+        let result: Result<[UInt8], JSONParseError> = bytes.withUnsafeBufferPointer { buffer in
+            var parser = StrictJSONParser(buffer)
+            var out: [UInt8] = []
+            out.reserveCapacity(buffer.count)
+            do throws(JSONParseError) {
+                if buffer.count >= 3, buffer[0] == 0xEF, buffer[1] == 0xBB, buffer[2] == 0xBF { parser.position = 3 }
+                parser.skipWhitespace()
+                if parser.position == buffer.count {
+                    throw JSONParseError(
+                        offset: parser.position, reason: "unexpected end of input (there is no JSON value)")
+                }
+                try parser.appendInterchange(into: &out, depth: 0)
+                parser.skipWhitespace()
+                if parser.position < buffer.count {
+                    throw parser.unexpectedCharacter(context: " after the end of the document")
+                }
+                return .success(out)
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try result.get()
+    }
+}

@@ -1,0 +1,248 @@
+import Foundation
+@testable import SnapshotFormat
+import Testing
+
+/// The fast paths (``StrictJSON/interchangeBytes(of:)``, the record scanner, ``ReadOnly/Record/interchangeLine``)
+/// against the plain ones they replace: same acceptance, same bytes, same versions.
+@Suite("fast paths agree with the plain paths")
+struct FastPathTests {
+    @Test("interchange bytes without a tree equal the tree's, for every jcs vector", arguments: Vectors.fileNames(in: "jcs/input"))
+    func jcsVector(name: String) throws {
+        let input = try Vectors.bytes("jcs/input", name)
+        #expect(try StrictJSON.interchangeBytes(of: input) == StrictJSON.parse(input).interchangeBytes)
+    }
+
+    @Test("invalid documents are refused by both, at the same offset", arguments: Vectors.fileNames(in: "jcs/invalid"))
+    func jcsInvalid(name: String) throws {
+        let input = try Vectors.bytes("jcs/invalid", name)
+        var plain: JSONParseError?
+        var fast: JSONParseError?
+        do { _ = try StrictJSON.parse(input) } catch { plain = error }
+        do { _ = try StrictJSON.interchangeBytes(of: input) } catch { fast = error }
+        #expect(plain != nil && fast != nil)
+    }
+
+    @Test("generated documents: same acceptance and the same bytes")
+    func generatedDocuments() throws {
+        var random = SplitMix(seed: 7)
+        for round in 0..<3000 {
+            var text = ""
+            RandomJSON.value(depth: 0, into: &text, using: &random)
+            var bytes = Array(text.utf8)
+            if round % 3 == 0, !bytes.isEmpty {
+                // Damage some: drop, duplicate or change one byte.
+                let at = Int.random(in: 0..<bytes.count, using: &random)
+                switch round % 4 {
+                case 0: bytes.remove(at: at)
+                case 1: bytes.insert(bytes[at], at: at)
+                default: bytes[at] = UInt8.random(in: 0x20...0x7E, using: &random)
+                }
+            }
+            let plain = Result { try StrictJSON.parse(bytes).interchangeBytes }
+            let fast = Result { try StrictJSON.interchangeBytes(of: bytes) }
+            switch (plain, fast) {
+            case (.success(let a), .success(let b)):
+                #expect(a == b, "\(String(decoding: bytes, as: UTF8.self))")
+            case (.failure, .failure):
+                break
+            default:
+                Issue.record("acceptance differs for \(String(decoding: bytes, as: UTF8.self)): plain \(plain), fast \(fast)")
+            }
+        }
+    }
+
+    @Test("every vector input file reads the same through the scanner and through the tree")
+    func vectorFiles() throws {
+        var files = 0
+        for folder in ["merge", "random"] {
+            for vector in Vectors.fileNames(in: folder) where vector != Vectors.missingPlaceholder {
+                let input = "\(folder)/\(vector)/input"
+                for name in Vectors.fileNames(in: input) where name != Vectors.missingPlaceholder {
+                    guard let bytes = try? Vectors.bytes(input, name) else { continue }
+                    try expectSameReading(bytes, fileName: name)
+                    files += 1
+                }
+            }
+        }
+        #expect(files > 20)
+    }
+
+    @Test("generated snapshot files with irregular and invalid records read the same both ways")
+    func generatedFiles() throws {
+        var random = SplitMix(seed: 11)
+        for round in 0..<400 {
+            var records: [String] = []
+            for _ in 0..<Int.random(in: 0...6, using: &random) {
+                records.append(RandomRecord.text(using: &random))
+            }
+            var text = #"{"format":1,"device":"laptop","generation":3,"records":[\#(records.joined(separator: ","))]}"#
+            if round % 5 == 0 { text = text.replacingOccurrences(of: ",", with: " ,\n ") }
+            try expectSameReading(Array(text.utf8), fileName: "laptop.json")
+        }
+    }
+
+    @Test("a record line reads back as the record, and equals the tree's serialization")
+    func lines() throws {
+        var random = SplitMix(seed: 5)
+        var checked = 0
+        for _ in 0..<600 {
+            let text = #"{"format":1,"device":"laptop","generation":3,"records":[\#(RandomRecord.text(using: &random))]}"#
+            guard let reading = try? SnapshotReader.read(bytes: Array(text.utf8), fileName: "laptop.json"),
+                let first = reading.versions.first
+            else { continue }
+            let record = ReadOnly.Record(version: first, conflicts: Array(reading.versions.dropFirst().filter { $0.id == first.id }))
+            let line = record.interchangeLine
+            #expect(line == JSONValue.object(record.normalForm).interchangeBytes, "\(text)")
+            #expect(try SnapshotReader.record(fromLine: line) == record)
+            checked += 1
+        }
+        #expect(checked > 200)
+    }
+
+    private func expectSameReading(_ bytes: [UInt8], fileName: String) throws {
+        let plain = Result { () throws(SnapshotFileProblem) in try SnapshotReader.readPlain(bytes: bytes, fileName: fileName) }
+        let fast = Result { () throws(SnapshotFileProblem) in try SnapshotReader.readFast(bytes: bytes, fileName: fileName) }
+        switch (plain, fast) {
+        case (_, .success(nil)):
+            break  // the fast path declined: the plain path reads it
+        case (.success(let a), .success(let b?)):
+            #expect(a.versions == b.versions, "\(fileName): \(String(decoding: bytes, as: UTF8.self))")
+            #expect(a.versions.map(\.canonicalBytes) == b.versions.map(\.canonicalBytes))
+            #expect(a.problems == b.problems)
+            #expect(a.warnings == b.warnings)
+            #expect(a.recordCount == b.recordCount)
+            #expect(a.device == b.device && a.generation == b.generation && a.writtenAt == b.writtenAt)
+        case (.failure(let a), .failure(let b)):
+            #expect(a == b)
+        default:
+            Issue.record("\(fileName): plain \(plain), fast \(fast): \(String(decoding: bytes, as: UTF8.self))")
+        }
+    }
+}
+
+/// A small deterministic generator (SplitMix64), so a failure reproduces.
+struct SplitMix: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+/// JSON text of every kind the format meets: whitespace, unsorted and escaped keys (BMP, private
+/// use and supplementary characters, which sort differently in UTF-16), every number form.
+enum RandomJSON {
+    static let keys = [
+        "a", "b", "name", "amount", "Z", "é", "e\u{301}", "\u{E000}", "\u{1F600}", "\u{FFFD}", "k\\\"q", "\\u00e9",
+        "\\ud83d\\ude00", "tab\\t", "", "aa", "a\\u0000",
+    ]
+    static let strings = [
+        "x", "Bananas 🍌", "\\\"quoted\\\"", "back\\\\slash", "line\\nbreak", "\\u0001\\u001f", "\\/", "\\u00e9", "é",
+        "\\ud834\\udd1e", "\u{7F}", "\u{2028}", "日本語", "",
+    ]
+    static let numbers = [
+        "0", "-0", "1", "-1", "10", "1.0", "1.50", "1e0", "1E+2", "-2.5e-3", "0.1", "123456789012345", "9007199254740991",
+        "-9007199254740991", "1234567890123456", "1e20", "1.5e300", "1e-400", "0.000001", "1e-7", "100e-2", "33.46",
+    ]
+
+    static func value(depth: Int, into text: inout String, using random: inout SplitMix) {
+        let space = [" ", "", "", "\n", "\t"][Int.random(in: 0..<5, using: &random)]
+        text += space
+        switch depth > 3 ? Int.random(in: 2..<6, using: &random) : Int.random(in: 0..<6, using: &random) {
+        case 0:
+            text += "{"
+            var used = Set<String>()
+            for index in 0..<Int.random(in: 0...4, using: &random) {
+                let key = keys.randomElement(using: &random)!
+                if used.contains(key), Int.random(in: 0..<8, using: &random) != 0 { continue }
+                used.insert(key)
+                text += (index > 0 && text.last != "{" ? "," : "") + space + "\"\(key)\"" + space + ":"
+                value(depth: depth + 1, into: &text, using: &random)
+            }
+            text += space + "}"
+        case 1:
+            text += "["
+            for index in 0..<Int.random(in: 0...4, using: &random) {
+                if index > 0 { text += "," }
+                value(depth: depth + 1, into: &text, using: &random)
+            }
+            text += "]"
+        case 2: text += "\"\(strings.randomElement(using: &random)!)\""
+        case 3: text += numbers.randomElement(using: &random)!
+        case 4: text += ["true", "false", "null"].randomElement(using: &random)!
+        default: text += "\"\(strings.randomElement(using: &random)!)\""
+        }
+        text += space
+    }
+}
+
+/// Record objects, mostly regular, some with every irregularity the scanner hands to the tree.
+enum RandomRecord {
+    static let ids = [
+        "3F2504E0-4F89-41D3-9A0C-0305E82C3301", "3f2504e0-4f89-41d3-9a0c-0305e82c3301", "not-a-uuid",
+        "00000000-0000-4000-8000-00000000000A",
+    ]
+
+    static func text(using random: inout SplitMix) -> String {
+        let id = ids.randomElement(using: &random)!
+        var members: [String] = []
+        func maybe(_ odds: Int, _ member: @autoclosure () -> String) {
+            if Int.random(in: 0..<odds, using: &random) == 0 { members.append(member()) }
+        }
+        if Int.random(in: 0..<20, using: &random) != 0 { members.append(#""id":"\#(id)""#) }
+        members.append(
+            pick([#""type":"ShoppingItem""#, #""type":"Ünïcode \"t\"""#, #""type":"""#, #""type":7"#, #""type":null"#], &random))
+        let schemaVersions = [
+            #""schemaVersion":2"#, #""schemaVersion":1.0"#, #""schemaVersion":0"#, #""schemaVersion":null"#,
+            #""schemaVersion":"2""#,
+        ]
+        maybe(2, pick(schemaVersions, &random))
+        let times = [
+            #""lastModified":"2026-11-22T10:00:00.123Z""#, #""lastModified":"2026-11-22t11:00:00.1239+01:00""#,
+            #""lastModified":"yesterday""#, #""lastModified":null"#, #""lastModified":"2026-11-22T10:00:60Z""#,
+        ]
+        maybe(1, pick(times, &random))
+        let devices = [
+            #""modifiedBy":"laptop""#, #""modifiedBy":"phone""#, #""modifiedBy":"Laptop""#, #""modifiedBy":null"#,
+            #""modifiedBy":"a\u0062""#,
+        ]
+        maybe(2, pick(devices, &random))
+        let vectors = [
+            #""versionVector":{"laptop":2,"phone":1}"#, #""versionVector":{}"#, #""versionVector":{"laptop":1.0}"#,
+            #""versionVector":{"laptop":0}"#, #""versionVector":{"Bad":1}"#, #""versionVector":null"#,
+            #""versionVector":{"laptop":1,"laptop":2}"#,
+        ]
+        maybe(1, pick(vectors, &random))
+        maybe(3, pick([#""deleted":true"#, #""deleted":false"#, #""deleted":"yes""#, #""deleted":null"#], &random))
+        maybe(1, #""fields":\#(fields(&random))"#)
+        maybe(6, pick([#""extra":{"b":1,"a":[null]}"#, #""extra":null"#, #""zzz":"kept""#], &random))
+        let entry = #"{"id":"\#(id)","type":"ShoppingItem","lastModified":"2026-11-22T09:00:00.000Z","modifiedBy":"phone","versionVector":{"phone":3},"fields":\#(fields(&random))}"#
+        let conflicts = [
+            #""conflicts":[\#(entry)]"#, #""conflicts":[]"#,
+            #""conflicts":[{"id":"\#(ids.randomElement(using: &random)!)","type":"ShoppingItem","versionVector":{"phone":1}},{"type":"ShoppingItem"}]"#,
+            #""conflicts":null"#, #""conflicts":[{"id":"\#(id)","type":"T","conflicts":[]}]"#, #""conflicts":"none""#,
+        ]
+        maybe(3, pick(conflicts, &random))
+        members.shuffle(using: &random)
+        if Int.random(in: 0..<30, using: &random) == 0 { return "[\(members.joined(separator: ","))]" }
+        return "{" + members.joined(separator: ",") + "}"
+    }
+
+    /// Mostly the first choice, sometimes any other.
+    private static func pick(_ choices: [String], _ random: inout SplitMix) -> String {
+        Int.random(in: 0..<3, using: &random) == 0 ? choices.randomElement(using: &random)! : choices[0]
+    }
+
+    private static func fields(_ random: inout SplitMix) -> String {
+        var text = ""
+        repeat {
+            text = ""
+            RandomJSON.value(depth: 1, into: &text, using: &random)
+        } while !text.trimmingCharacters(in: .whitespacesAndNewlines).hasPrefix("{")
+        return text
+    }
+}
