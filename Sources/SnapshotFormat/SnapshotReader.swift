@@ -4,11 +4,25 @@ public enum SnapshotReader {
     ///
     /// A problem with the file as a whole throws; a problem with one record (or one conflict
     /// entry) only drops that record (or entry) and is listed in ``SnapshotReading/problems``.
-    public static func read(bytes: [UInt8], fileName: String) throws(SnapshotFileProblem) -> SnapshotReading {
+    ///
+    /// - Parameter skipping: called with each element of `records` (its index and its bytes)
+    ///   before it is read; returning true skips it: it gives no versions and no problems, and
+    ///   still counts in ``SnapshotReading/recordCount``. Only an element whose very bytes were
+    ///   read before without a problem may be skipped: the file is then valid JSON exactly when
+    ///   it would be if the element were read. Not called for a file the fast path declines.
+    ///   Finding an element's bytes before reading it costs a pass over them: give it only when
+    ///   some element may be skipped.
+    /// - Parameter observing: called with each element's index and bytes after it is read (and
+    ///   not skipped), when the fast path reads the file.
+    public static func read(
+        bytes: [UInt8], fileName: String, skipping: ((Int, UnsafeBufferPointer<UInt8>) -> Bool)? = nil,
+        observing: ((Int, UnsafeBufferPointer<UInt8>) -> Void)? = nil
+    ) throws(SnapshotFileProblem) -> SnapshotReading {
         // The fast path reads every regular record without building trees. Whatever it cannot
         // vouch for (invalid JSON anywhere, a top level of an unusual shape) is read again by the
         // plain path below, which gives every message; both give the same reading.
-        if let reading = try readFast(bytes: bytes, fileName: fileName) { return reading }
+        let elements = ElementHooks(skipping: skipping, observing: observing)
+        if let reading = try readFast(bytes: bytes, fileName: fileName, elements: elements) { return reading }
         return try readPlain(bytes: bytes, fileName: fileName)
     }
 
@@ -42,12 +56,14 @@ public enum SnapshotReader {
     /// The fast path: records scanned one by one (``StrictJSONParser/scanRecord(into:depth:)``),
     /// falling back to the tree only for the records it calls irregular. Nil when the plain path
     /// must read the file (it is not valid JSON, or its top level is not the usual shape).
-    static func readFast(bytes: [UInt8], fileName: String) throws(SnapshotFileProblem) -> SnapshotReading? {
+    static func readFast(bytes: [UInt8], fileName: String, elements: ElementHooks = ElementHooks())
+        throws(SnapshotFileProblem) -> SnapshotReading?
+    {
         let scanned: (top: JSONObject, versions: [ReadOnly.Version], problems: [RecordProblem], count: Int)?
         scanned = bytes.withUnsafeBufferPointer { input in
             var parser = StrictJSONParser(input)
             do throws(JSONParseError) {
-                return try scanDocument(&parser, input: input)
+                return try scanDocument(&parser, input: input, elements: elements)
             } catch {
                 return nil
             }
@@ -65,8 +81,9 @@ public enum SnapshotReader {
     /// Scans the top-level object: `records` record by record, every other member as a tree.
     /// Nil when the document is valid but not of the usual shape (`records` not an array, the
     /// top level not an object, no `records`).
-    private static func scanDocument(_ parser: inout StrictJSONParser, input: UnsafeBufferPointer<UInt8>)
-        throws(JSONParseError) -> (top: JSONObject, versions: [ReadOnly.Version], problems: [RecordProblem], count: Int)?
+    private static func scanDocument(
+        _ parser: inout StrictJSONParser, input: UnsafeBufferPointer<UInt8>, elements: ElementHooks
+    ) throws(JSONParseError) -> (top: JSONObject, versions: [ReadOnly.Version], problems: [RecordProblem], count: Int)?
     {
         if input.count >= 3, input[0] == 0xEF, input[1] == 0xBB, input[2] == 0xBF { parser.position = 3 }
         parser.skipWhitespace()
@@ -92,7 +109,7 @@ public enum SnapshotReader {
             if isRecords {
                 guard parser.position < input.count, input[parser.position] == UInt8(ascii: "[") else { return nil }
                 sawRecords = true
-                try scanRecords(&parser, input: input, into: &reading)
+                try scanRecords(&parser, input: input, elements: elements, into: &reading)
             } else {
                 parser.baseDepth = 1
                 top[key] = try parser.parseValue()
@@ -115,7 +132,8 @@ public enum SnapshotReader {
     /// Scans the `records` array at `position`: regular records directly, irregular ones (and
     /// elements that are not objects) through the tree and the plain path's rules.
     private static func scanRecords(
-        _ parser: inout StrictJSONParser, input: UnsafeBufferPointer<UInt8>, into reading: inout SnapshotReading
+        _ parser: inout StrictJSONParser, input: UnsafeBufferPointer<UInt8>, elements: ElementHooks,
+        into reading: inout SnapshotReading
     ) throws(JSONParseError) {
         parser.position += 1
         parser.skipWhitespace()
@@ -129,16 +147,15 @@ public enum SnapshotReader {
             guard parser.position < input.count else { throw parser.truncated() }
             let start = parser.position
             parser.baseDepth = 0
-            let isRegular =
-                input[start] == UInt8(ascii: "{") ? try parser.scanRecord(into: &reading.versions, depth: 2) : false
-            if !isRegular {
-                // Read this element again, alone, as the plain path would (two containers around it).
+            if let skipping = elements.skipping, let end = parser.endOfElement(),
+                skipping(index, UnsafeBufferPointer(rebasing: input[start..<end]))
+            {
+                // Byte for byte an element read cleanly before: known valid, already merged.
+                parser.position = end
+            } else {
                 parser.position = start
-                parser.baseDepth = 2
-                _ = try parser.parseValue()
-                var element = StrictJSONParser(UnsafeBufferPointer(rebasing: input[start..<parser.position]))
-                element.baseDepth = 2
-                readRecord(try element.parseValue(), at: index, into: &reading)
+                try readElement(&parser, input: input, at: index, into: &reading)
+                elements.observing?(index, UnsafeBufferPointer(rebasing: input[start..<parser.position]))
             }
             index += 1
             parser.skipWhitespace()
@@ -153,6 +170,26 @@ public enum SnapshotReader {
             parser.position += 1
             reading.recordCount = index
             return
+        }
+    }
+
+    /// Reads the element at `position`: a regular record by the scanner, anything else through
+    /// the tree and the plain path's rules.
+    private static func readElement(
+        _ parser: inout StrictJSONParser, input: UnsafeBufferPointer<UInt8>, at index: Int,
+        into reading: inout SnapshotReading
+    ) throws(JSONParseError) {
+        let start = parser.position
+        let isRegular =
+            input[start] == UInt8(ascii: "{") ? try parser.scanRecord(into: &reading.versions, depth: 2) : false
+        if !isRegular {
+            // Read this element again, alone, as the plain path would (two containers around it).
+            parser.position = start
+            parser.baseDepth = 2
+            _ = try parser.parseValue()
+            var element = StrictJSONParser(UnsafeBufferPointer(rebasing: input[start..<parser.position]))
+            element.baseDepth = 2
+            readRecord(try element.parseValue(), at: index, into: &reading)
         }
     }
 
@@ -193,6 +230,12 @@ public enum SnapshotReader {
                 "writtenAt \(other.briefDescription) is not a valid timestamp (informational only; the file still merges)"
             )
         }
+    }
+
+    /// What the caller of ``read(bytes:fileName:skipping:observing:)`` asks to see of each element.
+    struct ElementHooks {
+        var skipping: ((Int, UnsafeBufferPointer<UInt8>) -> Bool)? = nil
+        var observing: ((Int, UnsafeBufferPointer<UInt8>) -> Void)? = nil
     }
 
     private struct Header {

@@ -318,3 +318,43 @@ extension StrictJSONParser {
         return false
     }
 }
+
+extension StrictJSONParser {
+    /// Where the element starting at `position` ends, found by structure alone (brackets, and
+    /// strings with their escapes), validating nothing; nil when the input ends first.
+    ///
+    /// Only for finding an element's bytes to compare with bytes read before: for valid input
+    /// this is the element's true end, and bytes that are not equal to a known element's are
+    /// read in full anyway.
+    func endOfElement() -> Int? {
+        var at = position
+        var depth = 0
+        let count = input.count
+        while at < count {
+            let byte = input[at]
+            switch byte {
+            case UInt8(ascii: "\""):
+                at += 1
+                while at < count, input[at] != UInt8(ascii: "\"") {
+                    at += input[at] == UInt8(ascii: "\\") ? 2 : 1
+                }
+                guard at < count else { return nil }
+                at += 1
+                if depth == 0 { return at }
+                continue
+            case UInt8(ascii: "{"), UInt8(ascii: "["):
+                depth += 1
+            case UInt8(ascii: "}"), UInt8(ascii: "]"):
+                if depth == 0 { return at }
+                depth -= 1
+                if depth == 0 { return at + 1 }
+            case UInt8(ascii: ","):
+                if depth == 0 { return at }
+            default:
+                if depth == 0, byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09 { return at }
+            }
+            at += 1
+        }
+        return depth == 0 && at > position ? at : nil
+    }
+}

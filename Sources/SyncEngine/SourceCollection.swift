@@ -15,6 +15,8 @@ struct SourceCollection {
     var liveRecords: Int?
     /// This device's own file, when this pass read it cleanly.
     var ownFileRead: OwnFileRead?
+    /// The record digests to keep for each file whose records all merge in this pass.
+    var recordDigests: [String: [UInt8]] = [:]
 }
 
 /// What this pass found in this device's own file: to tell whether it already holds what this
@@ -95,6 +97,7 @@ extension SyncDevice {
         }
         let reading: SnapshotReading
         let bytes: [UInt8]
+        let digests: RecordDigests
         switch load {
         case .unreadable(let error):
             outcome.status =
@@ -109,9 +112,10 @@ extension SyncDevice {
             row.lastProblem = error.description
             logger.warning("source not merged", metadata: ["source.name": "\(name)", "reason": "\(error)"])
             return
-        case .read(let read, let ownBytes, _):
+        case .read(let read, let ownBytes, _, let recordDigests):
             reading = read
             bytes = ownBytes
+            digests = recordDigests
         }
         outcome.device = reading.device.rawValue
         outcome.role = reading.role == .own ? "own" : "copy"
@@ -182,6 +186,10 @@ extension SyncDevice {
         }
         for problem in reading.problems {
             logger.warning("record rejected", metadata: ["source.name": "\(name)", "record.problem": "\(problem)"])
+        }
+        if schemaProblems.isEmpty {
+            // Every record read without a problem is now merged (or already was): keep their digests.
+            collection.recordDigests[name] = digests.stored(excluding: Set(reading.problems.map(\.recordIndex)))
         }
     }
 

@@ -1,3 +1,4 @@
+import Crypto
 import Dispatch
 import SnapshotFormat
 import SyncStore
@@ -11,13 +12,13 @@ enum LoadedSource: Sendable {
     case invalid(SnapshotFileProblem, FileStatus)
     /// The file was read and parsed; `ownBytes` are its bytes only when it is under this device's
     /// name (to recognize what this device wrote), empty otherwise.
-    case read(SnapshotReading, ownBytes: [UInt8], FileStatus)
+    case read(SnapshotReading, ownBytes: [UInt8], FileStatus, digests: RecordDigests)
 
     /// The status of the very file read, when it was opened.
     var status: FileStatus? {
         switch self {
         case .unreadable: nil
-        case .invalid(_, let status), .read(_, _, let status): status
+        case .invalid(_, let status), .read(_, _, let status, _): status
         }
     }
 }
@@ -40,12 +41,74 @@ extension SyncDevice {
         } catch {
             return .unreadable(error)
         }
+        // Records whose bytes are those of a record this file held at its last clean merge are
+        // already in the store: they are skipped unread.
+        let known = (try? store.reading { try $0.recordDigests(of: name) }).map(RecordDigests.set(of:)) ?? []
+        var digests = RecordDigests()
         do {
-            let reading = try SnapshotReader.read(bytes: read.bytes, fileName: name)
-            return .read(reading, ownBytes: reading.device == device ? read.bytes : [], read.status)
+            let reading = try SnapshotReader.read(
+                bytes: read.bytes, fileName: name,
+                skipping: known.isEmpty
+                    ? nil
+                    : { index, bytes in
+                        let digest = RecordDigests.digest(of: bytes)
+                        digests.append(digest, at: index)
+                        return known.contains(digest)
+                    },
+                observing: known.isEmpty ? { index, bytes in digests.append(RecordDigests.digest(of: bytes), at: index) } : nil)
+            return .read(reading, ownBytes: reading.device == device ? read.bytes : [], read.status, digests: digests)
         } catch {
             return .invalid(error, read.status)
         }
+    }
+}
+
+/// The digests of one file's records, by their index in `records`.
+struct RecordDigests: Sendable {
+    /// A record's digest: the first 16 bytes of the SHA-256 of its bytes in the file.
+    struct Digest: Hashable, Sendable {
+        var high: UInt64
+        var low: UInt64
+    }
+
+    private(set) var entries: [(index: Int, digest: Digest)] = []
+
+    mutating func append(_ digest: Digest, at index: Int) {
+        entries.append((index, digest))
+    }
+
+    static func digest(of bytes: UnsafeBufferPointer<UInt8>) -> Digest {
+        let hash = SHA256.hash(data: UnsafeRawBufferPointer(bytes))
+        return hash.withUnsafeBytes { raw in
+            Digest(high: raw.loadUnaligned(fromByteOffset: 0, as: UInt64.self),
+                   low: raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+        }
+    }
+
+    /// The stored form (16 bytes per digest) of the digests whose index is not in `excluded`.
+    func stored(excluding excluded: Set<Int>) -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(entries.count * 16)
+        for entry in entries where !excluded.contains(entry.index) {
+            withUnsafeBytes(of: entry.digest.high) { bytes.append(contentsOf: $0) }
+            withUnsafeBytes(of: entry.digest.low) { bytes.append(contentsOf: $0) }
+        }
+        return bytes
+    }
+
+    /// The digests in a stored form.
+    static func set(of stored: [UInt8]) -> Set<Digest> {
+        var set = Set<Digest>(minimumCapacity: stored.count / 16)
+        stored.withUnsafeBytes { raw in
+            var offset = 0
+            while offset + 16 <= raw.count {
+                set.insert(
+                    Digest(high: raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self),
+                           low: raw.loadUnaligned(fromByteOffset: offset + 8, as: UInt64.self)))
+                offset += 16
+            }
+        }
+        return set
     }
 }
 

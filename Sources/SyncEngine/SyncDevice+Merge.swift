@@ -53,6 +53,7 @@ extension SyncDevice {
                 changedRecords += 1
             }
             for row in collection.rows where row != collection.previousRows[row.name] { try session.save(row) }
+            for (name, digests) in collection.recordDigests { try session.saveRecordDigests(digests, of: name) }
             try session.markAbsent(except: collection.presentNames)
             let edited = try edit?(session, now)
             collection.report.conflicts = try session.counts().inConflict

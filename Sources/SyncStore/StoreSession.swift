@@ -3,6 +3,9 @@ import GRDB
 import GRDBSQLite
 import SnapshotFormat
 
+/// SQLite copies a bound value at once (the C macro SQLITE_TRANSIENT, which Swift does not import).
+private let SQLITE_TRANSIENT = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+
 /// The store seen from inside one transaction or read: methods named for what they mean.
 public struct StoreSession {
     let db: Database
@@ -54,10 +57,41 @@ public struct StoreSession {
                     unresolvedConflicts = excluded.unresolvedConflicts, conflicts = excluded.conflicts,
                     changedAt = excluded.changedAt, line = excluded.line
                 """)
-        try statement.execute(arguments: [
-            record.id.rawValue, record.version.type, record.version.deleted, record.unresolvedConflicts.count,
-            record.conflicts.count, now.milliseconds, Data(record.interchangeLine),
-        ])
+        // Bound through SQLite's C API: the line goes from its array to SQLite in one copy.
+        let raw = statement.sqliteStatement
+        sqlite3_reset(raw)
+        sqlite3_clear_bindings(raw)
+        let line = record.interchangeLine
+        Self.bindText(record.id.rawValue, at: 1, in: raw)
+        Self.bindText(record.version.type, at: 2, in: raw)
+        let code = line.withUnsafeBytes { bytes in
+            sqlite3_bind_int(raw, 3, record.version.deleted ? 1 : 0)
+            sqlite3_bind_int64(raw, 4, Int64(record.unresolvedConflicts.count))
+            sqlite3_bind_int64(raw, 5, Int64(record.conflicts.count))
+            sqlite3_bind_int64(raw, 6, now.milliseconds)
+            sqlite3_bind_blob(raw, 7, bytes.baseAddress, Int32(bytes.count), SQLITE_TRANSIENT)
+            return sqlite3_step(raw)
+        }
+        sqlite3_reset(raw)
+        guard code == SQLITE_DONE else {
+            throw DatabaseError(
+                resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)),
+                sql: statement.sql)
+        }
+    }
+
+    /// Binds `text` by its UTF-8 bytes and length (a NUL inside it stays).
+    private static func bindText(_ text: String, at index: Int32, in statement: SQLiteStatement) {
+        var text = text
+        text.withUTF8 { bytes in
+            bytes.withMemoryRebound(to: CChar.self) { characters in
+                guard let base = characters.baseAddress else {
+                    _ = sqlite3_bind_text(statement, index, "", 0, nil)
+                    return
+                }
+                _ = sqlite3_bind_text(statement, index, base, Int32(characters.count), SQLITE_TRANSIENT)
+            }
+        }
     }
 
     /// Calls `body` with every record's published line (the interchange bytes of its normal form
@@ -118,7 +152,8 @@ public struct StoreSession {
             if code == SQLITE_DONE { return }
             guard code == SQLITE_ROW else {
                 throw DatabaseError(
-                    resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)),
+                    resultCode: ResultCode(rawValue: code),
+                    message: String(cString: sqlite3_errmsg(db.sqliteConnection)),
                     sql: statement.sql)
             }
             try body(sqliteStatement)
@@ -178,6 +213,22 @@ public struct StoreSession {
             absent.present = false
             try absent.update(db)
         }
+    }
+
+    /// The digests of the records the file at `name` held when it last merged cleanly (16 bytes
+    /// each), nil when none are kept.
+    public func recordDigests(of name: String) throws -> [UInt8]? {
+        let statement = try db.cachedStatement(sql: "SELECT digests FROM sourceRecords WHERE name = ?")
+        statement.setUncheckedArguments([name])
+        var digests: [UInt8]?
+        try withRawRows(statement) { digests = Self.blob($0, 0) }
+        return digests
+    }
+
+    /// Keeps the digests of the records the file at `name` holds, all merged into the store.
+    public func saveRecordDigests(_ digests: [UInt8], of name: String) throws {
+        try db.execute(
+            sql: "INSERT OR REPLACE INTO sourceRecords (name, digests) VALUES (?, ?)", arguments: [name, Data(digests)])
     }
 
     // MARK: Publications

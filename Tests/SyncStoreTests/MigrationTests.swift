@@ -15,7 +15,7 @@ struct MigrationTests {
             try store.appliedMigrations() == [
                 "v1: versions, records, sources, publications", "v2: source warnings apart from problems",
                 "v3: each record's published line", "v4: publications adopted from another writer",
-                "v5: one row per record",
+                "v5: one row per record, digests of each source's records",
             ])
     }
 
