@@ -111,7 +111,7 @@ extension StrictJSONParser {
                 }
             case .lastModified?:
                 if byte == UInt8(ascii: "\""), let text = try scanPlainString(),
-                    let stamp = Timestamp(parsingUTF8: Array(text))
+                    let stamp = Timestamp(parsingUTF8: text)
                 {
                     lastModified = stamp
                 } else {
@@ -142,9 +142,13 @@ extension StrictJSONParser {
                 }
             case .fields?:
                 if byte == UInt8(ascii: "{") {
-                    var bytes: [UInt8] = []
-                    try appendInterchange(into: &bytes, depth: depth)
-                    fields = EncodedObject(trustedBytes: bytes)
+                    // Written into a reused buffer, then copied once into an array of the right size.
+                    var buffer = fieldsBuffer
+                    fieldsBuffer = []
+                    buffer.removeAll(keepingCapacity: true)
+                    try appendInterchange(into: &buffer, depth: depth)
+                    fields = EncodedObject(trustedBytes: Array(buffer))
+                    fieldsBuffer = buffer
                 } else {
                     regular = false
                 }

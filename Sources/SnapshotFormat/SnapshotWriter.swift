@@ -33,10 +33,17 @@ public enum SnapshotWriter {
 
     /// Appends one record line from raw memory (a row the store hands out), as ``appendLine(_:isFirst:into:)-([UInt8],_,_)``.
     public static func appendLine(_ line: UnsafeRawBufferPointer, isFirst: Bool, into bytes: inout [UInt8]) {
-        if !isFirst { bytes.append(0x2C) }
-        bytes.append(0x0A)
+        bytes.append(contentsOf: separator(isFirst: isFirst))
         bytes.append(contentsOf: line)
     }
+
+    /// What comes before a record line: a line break, after a comma unless it is the first.
+    public static func separator(isFirst: Bool) -> [UInt8] {
+        isFirst ? newline : commaNewline
+    }
+
+    private static let newline: [UInt8] = [0x0A]
+    private static let commaNewline: [UInt8] = [0x2C, 0x0A]
 
     /// The bytes after the last record.
     public static let footer: [UInt8] = Array("\n]}\n".utf8)

@@ -131,12 +131,26 @@ extension StrictJSONParser {
                 let offset = max(memberSpans[previous].keyOffset, memberSpans[next].keyOffset)
                 throw JSONParseError(offset: offset, reason: "duplicate key \(JSONParseError.displayed(key))")
             }
-            let written = Array(out[(objectStart + 1)...])
-            out.removeSubrange((objectStart + 1)...)
-            for (n, member) in order.enumerated() {
-                if n > 0 { out.append(UInt8(ascii: ",")) }
-                let span = memberSpans[member]
-                out.append(contentsOf: written[(span.start - objectStart - 1)..<(span.end - objectStart - 1)])
+            // The members and their commas keep their total length: copy them aside once, then
+            // write them back in order over the same bytes.
+            reordering.removeAll(keepingCapacity: true)
+            reordering.append(contentsOf: out[(objectStart + 1)...])
+            var at = objectStart + 1
+            out.withUnsafeMutableBufferPointer { target in
+                reordering.withUnsafeBufferPointer { source in
+                    for (n, member) in order.enumerated() {
+                        if n > 0 {
+                            target[at] = UInt8(ascii: ",")
+                            at += 1
+                        }
+                        let span = memberSpans[member]
+                        let from = span.start - objectStart - 1
+                        let count = span.end - span.start
+                        _ = UnsafeMutableBufferPointer(rebasing: target[at..<at + count]).initialize(
+                            from: UnsafeBufferPointer(rebasing: source[from..<from + count]))
+                        at += count
+                    }
+                }
             }
         }
         out.append(UInt8(ascii: "}"))

@@ -59,6 +59,10 @@ struct StrictJSONParser {
     var memberSpans: [MemberSpan] = []
     /// The decoded keys of those members, which ``memberSpans`` point into.
     var keyBytes: [UInt8] = []
+    /// The members of an object being put in key order, copied aside.
+    var reordering: [UInt8] = []
+    /// Where `fields` are written before they get an array of their own.
+    var fieldsBuffer: [UInt8] = []
     private var arrays: [[JSONValue]] = []
     private var objects: [ObjectBuilder] = []
     private var openIsObject: [Bool] = []

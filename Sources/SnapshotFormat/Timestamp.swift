@@ -33,17 +33,18 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
 extension Timestamp {
     /// Parses an RFC 3339 date-time as the contract reads it; nil when invalid.
     public init?(parsing text: String) {
-        guard let ms = Self.parseMilliseconds(Array(text.utf8)) else { return nil }
+        var text = text
+        guard let ms = text.withUTF8({ Self.parseMilliseconds($0) }) else { return nil }
         self.init(milliseconds: ms)
     }
 
     /// Reads a timestamp from the UTF-8 bytes of its text, as ``init(parsing:)`` does.
-    init?(parsingUTF8 bytes: [UInt8]) {
+    init?(parsingUTF8 bytes: UnsafeBufferPointer<UInt8>) {
         guard let ms = Self.parseMilliseconds(bytes) else { return nil }
         self.init(milliseconds: ms)
     }
 
-    private static func parseMilliseconds(_ bytes: [UInt8]) -> Int64? {
+    private static func parseMilliseconds(_ bytes: UnsafeBufferPointer<UInt8>) -> Int64? {
         var cursor = ByteCursor(bytes: bytes)
 
         guard let year = cursor.digits(4), cursor.take(UInt8(ascii: "-")),
@@ -106,7 +107,7 @@ extension Timestamp {
 
 /// Reads ASCII fields out of UTF-8 bytes, one step at a time.
 private struct ByteCursor {
-    let bytes: [UInt8]
+    let bytes: UnsafeBufferPointer<UInt8>
     var index = 0
 
     var isAtEnd: Bool { index == bytes.count }

@@ -67,7 +67,9 @@ extension SyncDevice {
                 return (nil, edited)
             }
             return (
-                try planPublication(session, now: now, ownFileIsCurrent: ownFileIsCurrent, ownFileRead: ownFileRead),
+                try planPublication(
+                    session, now: now, ownFileIsCurrent: ownFileIsCurrent, ownFileRead: ownFileRead,
+                    expectingChange: changedRecords > 0 || edited != nil, sizeHint: max(0, Int(ownFileRow?.size ?? 0))),
                 edited
             )
         }

@@ -17,15 +17,27 @@ extension SyncDevice {
     ///   holds exactly these records is current whatever its generation (and is adopted), and one
     ///   that holds others is not, whatever its generation.
     func planPublication(
-        _ session: StoreSession, now: Timestamp, ownFileIsCurrent: Bool, ownFileRead: OwnFileRead? = nil
+        _ session: StoreSession, now: Timestamp, ownFileIsCurrent: Bool, ownFileRead: OwnFileRead? = nil,
+        expectingChange: Bool = false, sizeHint: Int = 0
     ) throws -> Publication? {
-        var body: [UInt8] = []
-        var isFirst = true
-        try session.forEachPublishedLine { line in
-            SnapshotWriter.appendLine(line, isFirst: isFirst, into: &body)
-            isFirst = false
+        // The content digest decides whether to write at all. When nothing says the content
+        // changed, the records are first only hashed, straight from SQLite's rows (no copy);
+        // when the pass changed records, the file is built in the same pass that hashes it.
+        var built: (bytes: [UInt8], contentDigest: String, fileDigest: String)?
+        let contentDigest: String
+        if expectingChange {
+            built = try buildFile(session, generation: try nextGeneration(session), now: now, sizeHint: sizeHint)
+            contentDigest = built!.contentDigest
+        } else {
+            var hasher = SHA256()
+            var isFirst = true
+            try session.forEachPublishedLine { line in
+                SnapshotWriter.separator(isFirst: isFirst).withUnsafeBytes { hasher.update(bufferPointer: $0) }
+                hasher.update(bufferPointer: line)
+                isFirst = false
+            }
+            contentDigest = hasher.finalize().hexString
         }
-        let contentDigest = SHA256.hash(data: body).hexString
         let latest = try session.latestCompletedPublication()
         if let ownFileRead, ownFileRead.recordsDigest == contentDigest {
             // Another writer under this ID (a twin, or a restored copy) published this very content:
@@ -40,19 +52,48 @@ extension SyncDevice {
             return nil
         }
         if let latest, latest.contentDigest == contentDigest, ownFileIsCurrent, ownFileRead == nil { return nil }
+        let generation = try nextGeneration(session)
+        let file = try built ?? buildFile(session, generation: generation, now: now, sizeHint: sizeHint)
+        try session.recordIntent(
+            StoredPublication(
+                generation: generation, contentDigest: file.contentDigest, fileDigest: file.fileDigest,
+                writtenAt: now.milliseconds, isPublished: false))
+        return Publication(generation: generation, bytes: file.bytes)
+    }
+
+    /// The generation the next file this device writes carries.
+    private func nextGeneration(_ session: StoreSession) throws -> Int64 {
         let highestSeen =
             try session.sources()
             .filter { $0.device == device.rawValue }
             .compactMap(\.highestGeneration).max() ?? 0
-        let generation = max(try session.latestPublication()?.generation ?? 0, highestSeen) + 1
+        return max(try session.latestPublication()?.generation ?? 0, highestSeen) + 1
+    }
+
+    /// This device's file with every stored record, and the digests of its records part and of
+    /// the whole file, built in one pass over the store.
+    private func buildFile(_ session: StoreSession, generation: Int64, now: Timestamp, sizeHint: Int) throws
+        -> (bytes: [UInt8], contentDigest: String, fileDigest: String)
+    {
         var bytes = SnapshotWriter.header(device: device, generation: generation, writtenAt: now)
-        bytes += body
+        bytes.reserveCapacity(sizeHint + sizeHint / 8 + 4096)
+        var fileHasher = SHA256()
+        fileHasher.update(data: bytes)
+        var contentHasher = SHA256()
+        var isFirst = true
+        try session.forEachPublishedLine { line in
+            let start = bytes.count
+            SnapshotWriter.appendLine(line, isFirst: isFirst, into: &bytes)
+            isFirst = false
+            bytes.withUnsafeBytes { all in
+                let appended = UnsafeRawBufferPointer(rebasing: all[start...])
+                contentHasher.update(bufferPointer: appended)
+                fileHasher.update(bufferPointer: appended)
+            }
+        }
         bytes += SnapshotWriter.footer
-        try session.recordIntent(
-            StoredPublication(
-                generation: generation, contentDigest: contentDigest, fileDigest: SHA256.hash(data: bytes).hexString,
-                writtenAt: now.milliseconds, isPublished: false))
-        return Publication(generation: generation, bytes: bytes)
+        fileHasher.update(data: SnapshotWriter.footer)
+        return (bytes, contentHasher.finalize().hexString, fileHasher.finalize().hexString)
     }
 
     /// Writes this device's file atomically: a dot-prefixed temporary file, fsync, rename over
