@@ -1,0 +1,89 @@
+import Foundation
+@testable import SnapshotFormat
+import SnapshotMerge
+import SyncEngine
+import Testing
+
+/// A large generated folder merged by the engine (the record scanner, fields as bytes, skipping
+/// records already merged) against the plain path: every file read as a tree, every record merged
+/// by ``RecordMerge``, every line serialized from the tree. The published bytes must be equal.
+@Suite("the engine's fast merge against the plain path, on a generated folder")
+struct FastPathMergeTests {
+    static let records = 3000
+
+    @Test("cold merge, a one-record change, and a second device reading the first one's conflicts: byte for byte the plain merge")
+    func generatedFolder() throws {
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        try Self.generate(into: sandbox.shared, records: Self.records)
+        let inputs = try ["device-0.json", "device-1.json", "device-2.json"].map { ($0, try sandbox.read($0)) }
+        for (name, bytes) in inputs {
+            // The generated files are read by the scanner, not handed to the plain path.
+            #expect(try SnapshotReader.readFast(bytes: bytes, fileName: name) != nil)
+        }
+
+        // A cold merge publishes exactly the plain merge of the three files.
+        let desk = try sandbox.device("desk")
+        let cold = try desk.merge()
+        #expect(cold.added + cold.deleted == Self.records)
+        #expect(cold.conflicts > 0)
+        var seen = try inputs.flatMap { try SnapshotReader.readPlain(bytes: $0.1, fileName: $0.0).versions }
+        #expect(try Self.recordsPart(of: sandbox.read("desk.json")) == Self.plainBody(seen))
+
+        // One record changed in device-1.json: the pass reads that record alone, and the result is
+        // still the plain merge of everything seen.
+        let before = try SnapshotReader.readPlain(bytes: inputs[1].1, fileName: "device-1.json")
+        var changed = before.versions
+        let index = changed.indices.first { changed[$0].hasVector && !changed[$0].deleted }!
+        changed[index].versionVector[DeviceID("device-1")!] += 1
+        changed[index].lastModified = Timestamp(milliseconds: changed[index].lastModified!.milliseconds + 86_400_000)
+        changed[index].modifiedBy = DeviceID("device-1")
+        changed[index].fields["note"] = .string("changed once, ünïcode \"quoted\"")
+        try sandbox.write(
+            "device-1.json",
+            SnapshotWriter.bytes(
+                of: ReadOnly.Snapshot(
+                    device: before.device, generation: before.generation + 1, writtenAt: nil,
+                    records: changed.map { ReadOnly.Record(version: $0) })))
+        let incremental = try desk.merge()
+        #expect(incremental.changed == 1 && incremental.added == 0)
+        seen += changed
+        let deskFile = try sandbox.read("desk.json")
+        #expect(Self.recordsPart(of: deskFile) == Self.plainBody(seen))
+
+        // A second device reads everything, desk.json and its conflict entries included: the same records.
+        let phone = try sandbox.device("phone", state: sandbox.state("phone"))
+        _ = try phone.merge()
+        #expect(try Self.recordsPart(of: sandbox.read("phone.json")) == Self.recordsPart(of: deskFile))
+    }
+
+    /// The plain merge of `versions`: grouped by id, merged, each record's tree serialized.
+    static func plainBody(_ versions: [ReadOnly.Version]) -> [UInt8] {
+        let merged = Dictionary(grouping: versions, by: \.id).values.compactMap { RecordMerge.merge($0) }
+        var body: [UInt8] = []
+        for (index, record) in merged.sorted(by: { $0.id < $1.id }).enumerated() {
+            body += index == 0 ? [0x0A] : [0x2C, 0x0A]
+            body += JSONValue.object(record.normalForm).interchangeBytes
+        }
+        return body
+    }
+
+    /// The bytes between `"records":[` and the closing footer of a file this code wrote.
+    static func recordsPart(of file: [UInt8]) -> [UInt8] {
+        let opening = Array(#","records":["#.utf8)
+        guard let start = file.firstRange(of: opening)?.upperBound else { return [] }
+        return Array(file[start..<(file.count - SnapshotWriter.footer.count)])
+    }
+
+    /// Runs the benchmark's generator (bench/generate.py) for three devices.
+    static func generate(into folder: String, records: Int) throws {
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("bench/generate.py").path
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        process.arguments = [script, folder, "--devices", "3", "--records", "\(records)", "--seed", "3"]
+        try process.run()
+        process.waitUntilExit()
+        try #require(process.terminationStatus == 0, "bench/generate.py failed")
+    }
+}
