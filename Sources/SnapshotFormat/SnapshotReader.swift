@@ -332,3 +332,162 @@ public enum SnapshotReader {
         return version
     }
 }
+
+/// A snapshot file whose top level is read and whose `records` elements are found, none of them read yet.
+///
+/// Reading a file in these steps lets a caller read the elements of several files together: on
+/// every core, and only once for an element that several files hold byte for byte (the common
+/// case: most records are the same version on every device). ``SnapshotReader/split(_:)``,
+/// ``SnapshotReader/readElement(of:at:)`` and ``SnapshotReader/assemble(_:fileName:elements:)``
+/// give exactly what ``SnapshotReader/read(bytes:fileName:skipping:observing:)`` gives.
+public struct SplitSnapshot: Sendable {
+    /// The top-level members other than `records`.
+    let top: JSONObject
+    /// Where each element of `records` is in the file's bytes.
+    public let elements: [Range<Int>]
+}
+
+/// What reading one element of `records` gave.
+public struct ElementReading: Sendable {
+    /// Its versions: the record's own, then its valid conflict entries.
+    public var versions: [ReadOnly.Version]
+    /// What was rejected in it (its record index is the element's index in the file read first).
+    var problems: [RecordProblem]
+    /// False when the element's bytes are not a JSON value: the whole file is then invalid.
+    public var isValidJSON: Bool
+
+    /// Whether the element was read without any problem.
+    public var isClean: Bool { isValidJSON && problems.isEmpty }
+}
+
+extension SnapshotReader {
+    /// Reads the top level of `bytes` and finds the elements of its `records` by structure alone;
+    /// nil when the file is not of the usual shape or not valid JSON at the top level (then
+    /// ``read(bytes:fileName:skipping:observing:)`` must read it).
+    public static func split(_ bytes: [UInt8]) -> SplitSnapshot? {
+        bytes.withUnsafeBufferPointer { input -> SplitSnapshot? in
+            var parser = StrictJSONParser(input)
+            do throws(JSONParseError) {
+                return try splitDocument(&parser, input: input)
+            } catch {
+                return nil
+            }
+        }
+    }
+
+    private static func splitDocument(_ parser: inout StrictJSONParser, input: UnsafeBufferPointer<UInt8>)
+        throws(JSONParseError) -> SplitSnapshot?
+    {
+        if input.count >= 3, input[0] == 0xEF, input[1] == 0xBB, input[2] == 0xBF { parser.position = 3 }
+        parser.skipWhitespace()
+        guard parser.position < input.count, input[parser.position] == UInt8(ascii: "{") else { return nil }
+        parser.position += 1
+        var top = JSONObject()
+        var elements: [Range<Int>]?
+        parser.skipWhitespace()
+        if parser.position < input.count, input[parser.position] == UInt8(ascii: "}") { return nil }
+        while true {
+            parser.skipWhitespace()
+            guard parser.position < input.count, input[parser.position] == UInt8(ascii: "\"") else { return nil }
+            let key = try parser.parseString(isKey: true)
+            let isRecords = key.utf8.elementsEqual("records".utf8)
+            if isRecords ? elements != nil : top[key] != nil { return nil }
+            parser.skipWhitespace()
+            guard parser.position < input.count, input[parser.position] == UInt8(ascii: ":") else { return nil }
+            parser.position += 1
+            parser.skipWhitespace()
+            if isRecords {
+                guard parser.position < input.count, input[parser.position] == UInt8(ascii: "[") else { return nil }
+                guard let found = try splitRecords(&parser, input: input) else { return nil }
+                elements = found
+            } else {
+                parser.baseDepth = 1
+                top[key] = try parser.parseValue()
+            }
+            parser.skipWhitespace()
+            guard parser.position < input.count else { return nil }
+            if input[parser.position] == UInt8(ascii: ",") {
+                parser.position += 1
+                continue
+            }
+            guard input[parser.position] == UInt8(ascii: "}") else { return nil }
+            parser.position += 1
+            break
+        }
+        parser.skipWhitespace()
+        guard parser.position == input.count, let elements else { return nil }
+        return SplitSnapshot(top: top, elements: elements)
+    }
+
+    /// The element ranges of the `records` array at `position`; nil when they cannot be found.
+    private static func splitRecords(_ parser: inout StrictJSONParser, input: UnsafeBufferPointer<UInt8>)
+        throws(JSONParseError) -> [Range<Int>]?
+    {
+        parser.position += 1
+        parser.skipWhitespace()
+        var elements: [Range<Int>] = []
+        if parser.position < input.count, input[parser.position] == UInt8(ascii: "]") {
+            parser.position += 1
+            return elements
+        }
+        while true {
+            parser.skipWhitespace()
+            let start = parser.position
+            guard start < input.count, let end = parser.endOfElement(), end > start else { return nil }
+            elements.append(start..<end)
+            parser.position = end
+            parser.skipWhitespace()
+            guard parser.position < input.count else { return nil }
+            if input[parser.position] == UInt8(ascii: ",") {
+                parser.position += 1
+                continue
+            }
+            guard input[parser.position] == UInt8(ascii: "]") else { return nil }
+            parser.position += 1
+            return elements
+        }
+    }
+
+    /// Reads one element of a file's `records` (its bytes alone), as reading the whole file would.
+    public static func readElement(of bytes: UnsafeBufferPointer<UInt8>, at index: Int) -> ElementReading {
+        var reading = SnapshotReading(
+            device: DeviceID("element")!, role: .own, generation: 1, writtenAt: nil, versions: [], problems: [],
+            warnings: [], recordCount: 0)
+        var parser = StrictJSONParser(bytes)
+        do throws(JSONParseError) {
+            try readElement(&parser, input: bytes, at: index, into: &reading)
+            guard parser.position == bytes.count else {
+                return ElementReading(versions: [], problems: [], isValidJSON: false)
+            }
+        } catch {
+            return ElementReading(versions: [], problems: [], isValidJSON: false)
+        }
+        return ElementReading(versions: reading.versions, problems: reading.problems, isValidJSON: true)
+    }
+
+    /// The reading of a split file from its elements' readings, in order (nil for an element
+    /// skipped as already merged). Nil when an element is not valid JSON (then
+    /// ``read(bytes:fileName:skipping:observing:)`` must read the file, and says why).
+    public static func assemble(_ split: SplitSnapshot, fileName: String, elements: [ElementReading?])
+        throws(SnapshotFileProblem) -> SnapshotReading?
+    {
+        precondition(elements.count == split.elements.count, "one reading per element")
+        // Invalid JSON anywhere comes first, as when the whole document is parsed before its rules.
+        if elements.contains(where: { $0?.isValidJSON == false }) { return nil }
+        let header = try readHeader(split.top, fileName: fileName)
+        var reading = SnapshotReading(
+            device: header.device, role: header.role, generation: header.generation, writtenAt: nil,
+            versions: [], problems: [], warnings: [], recordCount: split.elements.count)
+        reading.versions.reserveCapacity(elements.count)
+        for (index, element) in elements.enumerated() {
+            guard let element else { continue }
+            reading.versions += element.versions
+            for var problem in element.problems {
+                problem.recordIndex = index
+                reading.problems.append(problem)
+            }
+        }
+        readWrittenAt(split.top, into: &reading)
+        return reading
+    }
+}

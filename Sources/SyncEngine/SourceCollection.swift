@@ -134,9 +134,10 @@ extension SyncDevice {
             )
         }
         if reading.device == device, reading.role == .own, reading.problems.isEmpty {
+            let recordsDigest = Self.recordsDigest(of: bytes)
             collection.ownFileRead = OwnFileRead(
-                generation: reading.generation, recordsDigest: Self.recordsDigest(of: bytes),
-                fileDigest: SHA256.hash(data: bytes).hexString)
+                generation: reading.generation, recordsDigest: recordsDigest,
+                fileDigest: Self.fileDigest(of: bytes, recordsDigest: recordsDigest))
         }
         if reading.device == device, hasPublished, let impostor = try? impostorWarning(reading, bytes: bytes) {
             notes.append(impostor)
@@ -206,9 +207,27 @@ extension SyncDevice {
         return SHA256.hash(data: bytes[start..<end]).hexString
     }
 
+    /// The digest kept for a file this device writes: for the layout SnapshotWriter writes, the
+    /// SHA-256 of its header, its footer and its records' digest (already computed, so the file is
+    /// hashed once); for any other layout, the SHA-256 of the whole file.
+    static func fileDigest(of bytes: [UInt8], recordsDigest: String?) -> String {
+        guard let recordsDigest, let start = bytes.firstRange(of: Array(#","records":["#.utf8))?.upperBound else {
+            return SHA256.hash(data: bytes).hexString
+        }
+        return fileDigest(header: bytes[..<start], recordsDigest: recordsDigest)
+    }
+
+    /// The digest of a file with this header, ``SnapshotWriter/footer`` and records digest.
+    static func fileDigest(header: some Collection<UInt8>, recordsDigest: String) -> String {
+        var hasher = SHA256()
+        hasher.update(data: Array(header))
+        hasher.update(data: SnapshotWriter.footer)
+        hasher.update(data: Array(recordsDigest.utf8))
+        return hasher.finalize().hexString
+    }
+
     /// A loud warning when a file under this device's name is not one this device wrote.
     private func impostorWarning(_ reading: SnapshotReading, bytes: [UInt8]) throws -> String? {
-        let digest = SHA256.hash(data: bytes).hexString
         let publication = try store.reading { try $0.publication(generation: reading.generation) }
         guard let publication else {
             return
@@ -218,7 +237,11 @@ extension SyncDevice {
             return
                 "ANOTHER DEVICE IS USING THIS DEVICE'S ID \"\(device)\": generation \(reading.generation) was written by it (with the same records as this device, so it is not rewritten). Give each device its own --device ID"
         }
-        guard publication.fileDigest == digest else {
+        // Files written before the digest of header, footer and records was kept hold the SHA-256 of the whole file.
+        guard
+            publication.fileDigest == Self.fileDigest(of: bytes, recordsDigest: Self.recordsDigest(of: bytes))
+                || publication.fileDigest == SHA256.hash(data: bytes).hexString
+        else {
             return
                 "ANOTHER DEVICE IS USING THIS DEVICE'S ID \"\(device)\": generation \(reading.generation) holds content this device did not publish. Give each device its own --device ID"
         }

@@ -25,42 +25,159 @@ enum LoadedSource: Sendable {
 
 extension SyncDevice {
     /// Reads and parses the named files, on every core.
+    /// Reads and parses the files `names`, on every core, and returns what each gave, in order.
+    ///
+    /// In three steps: each file is read and split into its record elements, and every element
+    /// hashed (in parallel, a file per core); then every element is classified: skipped when the
+    /// same file held those very bytes at its last clean merge (already in the store), taken from
+    /// another file of this pass that holds the same bytes (read once), or to be read; then the
+    /// elements to read are read in parallel chunks, whatever file they are in. Files the split
+    /// declines (invalid JSON at the top level, an unusual shape) are read whole, by the reader's
+    /// own fallback, which gives the messages.
     func loadInParallel(_ names: [String]) -> [LoadedSource] {
-        let results = Mutex([LoadedSource?](repeating: nil, count: names.count))
+        let prepared = Mutex([PreparedSource?](repeating: nil, count: names.count))
         DispatchQueue.concurrentPerform(iterations: names.count) { index in
-            let loaded = load(names[index])
-            results.withLock { $0[index] = loaded }
+            let file = prepare(names[index])
+            prepared.withLock { $0[index] = file }
         }
-        return results.withLock { $0.map { $0! } }
+        let files = prepared.withLock { $0.map { $0! } }
+
+        // Classify every element, in file order: the first file holding some bytes reads them.
+        var plans: [[ElementPlan]] = []
+        var work: [(file: Int, element: Int)] = []
+        var firstHolder: [RecordDigests.Digest: (file: Int, element: Int)] = [:]
+        for (fileIndex, file) in files.enumerated() {
+            guard case .split(_, let split, let digests, let known, _) = file else {
+                plans.append([])
+                continue
+            }
+            var plan: [ElementPlan] = []
+            plan.reserveCapacity(split.elements.count)
+            for (element, digest) in digests.enumerated() {
+                if known.contains(digest) {
+                    plan.append(.skip)
+                } else if let holder = firstHolder[digest] {
+                    plan.append(.copy(holder.file, holder.element))
+                } else {
+                    firstHolder[digest] = (fileIndex, element)
+                    plan.append(.read(work.count))
+                    work.append((fileIndex, element))
+                }
+            }
+            plans.append(plan)
+        }
+
+        // Read the elements to read, in chunks across the cores.
+        let toRead = work
+        let chunkSize = max(256, work.count / 64 + 1)
+        let chunks = (work.count + chunkSize - 1) / chunkSize
+        let readings = Mutex([[ElementReading]](repeating: [], count: chunks))
+        DispatchQueue.concurrentPerform(iterations: chunks) { chunk in
+            var results: [ElementReading] = []
+            results.reserveCapacity(chunkSize)
+            for (fileIndex, element) in toRead[(chunk * chunkSize)..<min(toRead.count, (chunk + 1) * chunkSize)] {
+                guard case .split(let bytes, let split, _, _, _) = files[fileIndex] else { continue }
+                let range = split.elements[element]
+                results.append(
+                    bytes.withUnsafeBufferPointer {
+                        SnapshotReader.readElement(of: UnsafeBufferPointer(rebasing: $0[range]), at: element)
+                    })
+            }
+            readings.withLock { $0[chunk] = results }
+        }
+        let read = readings.withLock { $0.flatMap { $0 } }
+
+        return zip(names, files).enumerated().map { fileIndex, pair in
+            let (name, file) = pair
+            switch file {
+            case .unreadable(let error):
+                return .unreadable(error)
+            case .whole(let bytes, let status):
+                return readWhole(name, bytes: bytes, status: status)
+            case .split(let bytes, let split, let digests, _, _):
+                var elements: [ElementReading?] = []
+                elements.reserveCapacity(split.elements.count)
+                for plan in plans[fileIndex] {
+                    switch plan {
+                    case .skip: elements.append(nil)
+                    case .read(let at): elements.append(read[at])
+                    case .copy(let holderFile, let holderElement):
+                        guard case .read(let at) = plans[holderFile][holderElement] else {
+                            preconditionFailure("an element is copied from one that is read")
+                        }
+                        elements.append(read[at])
+                    }
+                }
+                let status = file.status!
+                let assembled: SnapshotReading?
+                do throws(SnapshotFileProblem) {
+                    assembled = try SnapshotReader.assemble(split, fileName: name, elements: elements)
+                } catch {
+                    return .invalid(error, status)
+                }
+                guard let reading = assembled else { return readWhole(name, bytes: bytes, status: status) }
+                var recordDigests = RecordDigests()
+                for (index, digest) in digests.enumerated() { recordDigests.append(digest, at: index) }
+                return .read(
+                    reading, ownBytes: reading.device == device ? bytes : [], status, digests: recordDigests)
+            }
+        }
     }
 
-    private func load(_ name: String) -> LoadedSource {
+    /// A file read and split, not yet parsed.
+    private enum PreparedSource: Sendable {
+        case unreadable(SnapshotFileReadError)
+        /// Split into elements, each with its digest, and the digests the store knows for this file.
+        case split([UInt8], SplitSnapshot, [RecordDigests.Digest], Set<RecordDigests.Digest>, FileStatus)
+        /// To be read whole by the reader (the split declined it).
+        case whole([UInt8], FileStatus)
+
+        var status: FileStatus? {
+            switch self {
+            case .unreadable: nil
+            case .split(_, _, _, _, let status), .whole(_, let status): status
+            }
+        }
+    }
+
+    /// What happens to one element of a split file.
+    private enum ElementPlan {
+        /// Already merged from this file: not read.
+        case skip
+        /// Read; its reading is at this position of the work list.
+        case read(Int)
+        /// The same bytes as this element of an earlier file of the pass: its reading is reused.
+        case copy(Int, Int)
+    }
+
+    private func prepare(_ name: String) -> PreparedSource {
         let read: (bytes: [UInt8], status: FileStatus)
         do {
             read = try folder.readSnapshotBytes(name, limit: settings.maxFileSize)
         } catch {
             return .unreadable(error)
         }
-        // Records whose bytes are those of a record this file held at its last clean merge are
-        // already in the store: they are skipped unread.
+        guard let split = SnapshotReader.split(read.bytes) else { return .whole(read.bytes, read.status) }
+        let digests = read.bytes.withUnsafeBufferPointer { bytes in
+            split.elements.map { RecordDigests.digest(of: UnsafeBufferPointer(rebasing: bytes[$0])) }
+        }
         let known = (try? store.reading { try $0.recordDigests(of: name) }).map(RecordDigests.set(of:)) ?? []
-        var digests = RecordDigests()
+        return .split(read.bytes, split, digests, known, read.status)
+    }
+
+    /// Reads a file whole, through the reader's fast path and its fallback (messages included).
+    private func readWhole(_ name: String, bytes: [UInt8], status: FileStatus) -> LoadedSource {
         do {
+            var digests = RecordDigests()
             let reading = try SnapshotReader.read(
-                bytes: read.bytes, fileName: name,
-                skipping: known.isEmpty
-                    ? nil
-                    : { index, bytes in
-                        let digest = RecordDigests.digest(of: bytes)
-                        digests.append(digest, at: index)
-                        return known.contains(digest)
-                    },
-                observing: known.isEmpty ? { index, bytes in digests.append(RecordDigests.digest(of: bytes), at: index) } : nil)
-            return .read(reading, ownBytes: reading.device == device ? read.bytes : [], read.status, digests: digests)
+                bytes: bytes, fileName: name,
+                observing: { index, element in digests.append(RecordDigests.digest(of: element), at: index) })
+            return .read(reading, ownBytes: reading.device == device ? bytes : [], status, digests: digests)
         } catch {
-            return .invalid(error, read.status)
+            return .invalid(error, status)
         }
     }
+
 }
 
 /// The digests of one file's records, by their index in `records`.

@@ -43,20 +43,24 @@ extension SyncDevice {
             var changedRecords = 0
             // A cold merge into an empty store has nothing to look up.
             let storeWasEmpty = try session.isEmpty()
+            // Then the records saved here, in id order, are the whole store: the file is built
+            // from their lines instead of reading them back.
+            var savedLines: [[UInt8]] = []
             // In id order: the store's B-tree then grows at its end instead of splitting pages at random.
             for id in collection.incoming.keys.sorted() {
                 let versions = collection.incoming[id]!
                 let held = storeWasEmpty ? nil : try session.record(id)
                 guard let merged = RecordMerge.merge(held: held, incoming: versions), merged != held else { continue }
                 tally(from: held, to: merged, into: &collection.report)
-                try session.save(merged, at: now, isNew: held == nil)
+                let line = try session.save(merged, at: now, isNew: held == nil)
+                if storeWasEmpty { savedLines.append(line) }
                 changedRecords += 1
             }
             for row in collection.rows where row != collection.previousRows[row.name] { try session.save(row) }
             for (name, digests) in collection.recordDigests { try session.saveRecordDigests(digests, of: name) }
             try session.markAbsent(except: collection.presentNames)
             let edited = try edit?(session, now)
-            collection.report.conflicts = try session.counts().inConflict
+            collection.report.conflicts = try session.recordsInConflict()
             let ownFileRow = collection.rows.first { $0.name == ownFileName }
             let latest = try session.latestCompletedPublication()
             let ownFileRead = collection.ownFileRead
@@ -69,7 +73,8 @@ extension SyncDevice {
             return (
                 try planPublication(
                     session, now: now, ownFileIsCurrent: ownFileIsCurrent, ownFileRead: ownFileRead,
-                    expectingChange: changedRecords > 0 || edited != nil, sizeHint: max(0, Int(ownFileRow?.size ?? 0))),
+                    expectingChange: changedRecords > 0 || edited != nil, sizeHint: max(0, Int(ownFileRow?.size ?? 0)),
+                    lines: storeWasEmpty && edited == nil ? savedLines : nil),
                 edited
             )
         }

@@ -18,20 +18,30 @@ extension SyncDevice {
     ///   that holds others is not, whatever its generation.
     func planPublication(
         _ session: StoreSession, now: Timestamp, ownFileIsCurrent: Bool, ownFileRead: OwnFileRead? = nil,
-        expectingChange: Bool = false, sizeHint: Int = 0
+        expectingChange: Bool = false, sizeHint: Int = 0, lines: [[UInt8]]? = nil
     ) throws -> Publication? {
+        // Every stored line in id order: from the store, or the lines the caller just saved into an empty store.
+        let forEachLine: ((UnsafeRawBufferPointer) throws -> Void) throws -> Void = { body in
+            if let lines {
+                for line in lines { try line.withUnsafeBytes(body) }
+            } else {
+                try session.forEachPublishedLine(body)
+            }
+        }
         // The content digest decides whether to write at all. When nothing says the content
         // changed, the records are first only hashed, straight from SQLite's rows (no copy);
         // when the pass changed records, the file is built in the same pass that hashes it.
         var built: (bytes: [UInt8], contentDigest: String, fileDigest: String)?
         let contentDigest: String
         if expectingChange {
-            built = try buildFile(session, generation: try nextGeneration(session), now: now, sizeHint: sizeHint)
+            built = try buildFile(
+                forEachLine, generation: try nextGeneration(session), now: now,
+                sizeHint: max(sizeHint, lines?.reduce(0) { $0 + $1.count + 2 } ?? 0))
             contentDigest = built!.contentDigest
         } else {
             var hasher = SHA256()
             var isFirst = true
-            try session.forEachPublishedLine { line in
+            try forEachLine { line in
                 SnapshotWriter.separator(isFirst: isFirst).withUnsafeBytes { hasher.update(bufferPointer: $0) }
                 hasher.update(bufferPointer: line)
                 isFirst = false
@@ -53,7 +63,7 @@ extension SyncDevice {
         }
         if let latest, latest.contentDigest == contentDigest, ownFileIsCurrent, ownFileRead == nil { return nil }
         let generation = try nextGeneration(session)
-        let file = try built ?? buildFile(session, generation: generation, now: now, sizeHint: sizeHint)
+        let file = try built ?? buildFile(forEachLine, generation: generation, now: now, sizeHint: sizeHint)
         try session.recordIntent(
             StoredPublication(
                 generation: generation, contentDigest: file.contentDigest, fileDigest: file.fileDigest,
@@ -72,28 +82,26 @@ extension SyncDevice {
 
     /// This device's file with every stored record, and the digests of its records part and of
     /// the whole file, built in one pass over the store.
-    private func buildFile(_ session: StoreSession, generation: Int64, now: Timestamp, sizeHint: Int) throws
+    private func buildFile(
+        _ forEachLine: ((UnsafeRawBufferPointer) throws -> Void) throws -> Void, generation: Int64, now: Timestamp,
+        sizeHint: Int
+    ) throws
         -> (bytes: [UInt8], contentDigest: String, fileDigest: String)
     {
-        var bytes = SnapshotWriter.header(device: device, generation: generation, writtenAt: now)
+        let header = SnapshotWriter.header(device: device, generation: generation, writtenAt: now)
+        var bytes = header
         bytes.reserveCapacity(sizeHint + sizeHint / 8 + 4096)
-        var fileHasher = SHA256()
-        fileHasher.update(data: bytes)
         var contentHasher = SHA256()
         var isFirst = true
-        try session.forEachPublishedLine { line in
+        try forEachLine { line in
             let start = bytes.count
             SnapshotWriter.appendLine(line, isFirst: isFirst, into: &bytes)
             isFirst = false
-            bytes.withUnsafeBytes { all in
-                let appended = UnsafeRawBufferPointer(rebasing: all[start...])
-                contentHasher.update(bufferPointer: appended)
-                fileHasher.update(bufferPointer: appended)
-            }
+            bytes.withUnsafeBytes { all in contentHasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: all[start...])) }
         }
         bytes += SnapshotWriter.footer
-        fileHasher.update(data: SnapshotWriter.footer)
-        return (bytes, contentHasher.finalize().hexString, fileHasher.finalize().hexString)
+        let contentDigest = contentHasher.finalize().hexString
+        return (bytes, contentDigest, Self.fileDigest(header: header, recordsDigest: contentDigest))
     }
 
     /// Writes this device's file atomically: a dot-prefixed temporary file, fsync, rename over

@@ -41,7 +41,9 @@ public struct StoreSession {
     /// Replaces what is held for a record with `record`.
     ///
     /// - Parameter isNew: the store holds nothing for this record (a plain insert).
-    public func save(_ record: ReadOnly.Record, at now: Timestamp, isNew: Bool = false) throws {
+    /// - Returns: the line stored for the record (its published form).
+    @discardableResult
+    public func save(_ record: ReadOnly.Record, at now: Timestamp, isNew: Bool = false) throws -> [UInt8] {
         // One row per record, through a cached prepared statement: a merge pass saves up to
         // every record in one transaction.
         let statement = try db.cachedStatement(
@@ -78,6 +80,7 @@ public struct StoreSession {
                 resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)),
                 sql: statement.sql)
         }
+        return line
     }
 
     /// Binds `text` by its UTF-8 bytes and length (a NUL inside it stays).
@@ -109,7 +112,7 @@ public struct StoreSession {
 
     /// Whether the store holds no record at all (a cold merge need not look any up).
     public func isEmpty() throws -> Bool {
-        try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM record") == 0
+        try Bool.fetchOne(db, sql: "SELECT NOT EXISTS (SELECT 1 FROM record)") ?? true
     }
 
     /// Every record, sorted by id, optionally only of one type or only those in conflict.
@@ -177,15 +180,24 @@ public struct StoreSession {
 
     /// How many records are live, deleted, and in conflict (with conflicts that need a person).
     public func counts() throws -> RecordCounts {
-        let row = try Row.fetchOne(
-            db,
-            sql: """
-                SELECT COUNT(*) FILTER (WHERE NOT deleted), COUNT(*) FILTER (WHERE deleted),
-                       COUNT(*) FILTER (WHERE unresolvedConflicts > 0),
-                       COUNT(*) FILTER (WHERE conflicts > unresolvedConflicts AND unresolvedConflicts = 0)
-                FROM record
-                """)!
-        return RecordCounts(live: row[0], deleted: row[1], inConflict: row[2], benignOnly: row[3])
+        // Each count through its own small index (the total through the type index): no query
+        // here reads the records' lines.
+        let total = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM record") ?? 0
+        let deleted = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM record WHERE deleted") ?? 0
+        let benignOnly =
+            try Int.fetchOne(
+                db,
+                sql: """
+                    SELECT COUNT(*) FROM record
+                    WHERE conflicts > 0 AND conflicts > unresolvedConflicts AND unresolvedConflicts = 0
+                    """) ?? 0
+        return RecordCounts(
+            live: total - deleted, deleted: deleted, inConflict: try recordsInConflict(), benignOnly: benignOnly)
+    }
+
+    /// How many records have conflicts that need a person.
+    public func recordsInConflict() throws -> Int {
+        try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM record WHERE conflicts > 0 AND unresolvedConflicts > 0") ?? 0
     }
 
     // MARK: Sources

@@ -114,6 +114,13 @@ extension SyncStore {
                     ALTER TABLE recordByID RENAME TO record;
                     CREATE INDEX index_record_on_type ON record(type);
                     """)
+            // Small partial indexes for the counts every pass and `status` report, which would
+            // otherwise read every row (every line) of the table.
+            try db.execute(
+                sql: """
+                    CREATE INDEX record_deleted ON record(deleted) WHERE deleted;
+                    CREATE INDEX record_with_conflicts ON record(unresolvedConflicts, conflicts) WHERE conflicts > 0;
+                    """)
             // What each source held when it was last merged: 16 bytes (the start of a SHA-256)
             // per element of its `records`, for the elements that merged cleanly. An element whose
             // bytes are among them is already in the store, so a pass after a one-record change

@@ -117,6 +117,27 @@ struct FastPathTests {
         default:
             Issue.record("\(fileName): plain \(plain), fast \(fast): \(String(decoding: bytes, as: UTF8.self))")
         }
+        // Split into elements, each read alone, then put together: the same again.
+        guard let split = SnapshotReader.split(bytes) else { return }
+        let elements = bytes.withUnsafeBufferPointer { input in
+            split.elements.enumerated().map { index, range in
+                SnapshotReader.readElement(of: UnsafeBufferPointer(rebasing: input[range]), at: index)
+            }
+        }
+        let assembled = Result { () throws(SnapshotFileProblem) in
+            try SnapshotReader.assemble(split, fileName: fileName, elements: elements)
+        }
+        switch (plain, assembled) {
+        case (_, .success(nil)):
+            break  // an element is not valid JSON: the whole file is read by `read`
+        case (.success(let a), .success(let b?)):
+            #expect(a.versions == b.versions && a.problems == b.problems && a.warnings == b.warnings)
+            #expect(a.recordCount == b.recordCount && a.device == b.device && a.generation == b.generation)
+        case (.failure(let a), .failure(let b)):
+            #expect(a == b)
+        default:
+            Issue.record("\(fileName): plain \(plain), split \(assembled): \(String(decoding: bytes, as: UTF8.self))")
+        }
     }
 }
 
