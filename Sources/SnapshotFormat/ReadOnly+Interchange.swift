@@ -59,7 +59,13 @@ extension ReadOnly.Version {
         bytes.append(UInt8(ascii: "\""))
         if let lastModified {
             open("lastModified")
-            CanonicalJSON.writeString(lastModified.written, into: &bytes)
+            if let written = lastModified.writtenBytes {
+                bytes.append(UInt8(ascii: "\""))
+                bytes.append(contentsOf: written)
+                bytes.append(UInt8(ascii: "\""))
+            } else {
+                CanonicalJSON.writeString(lastModified.written, into: &bytes)
+            }
         }
         if let modifiedBy {
             open("modifiedBy")
@@ -74,12 +80,13 @@ extension ReadOnly.Version {
         if !versionVector.isEmpty {
             open("versionVector")
             bytes.append(UInt8(ascii: "{"))
-            for (index, device) in versionVector.counts.keys.sorted().enumerated() {
+            let counts = versionVector.counts
+            let devices = counts.count == 1 ? Array(counts.keys) : counts.keys.sorted()
+            for (index, device) in devices.enumerated() {
                 if index > 0 { bytes.append(UInt8(ascii: ",")) }
                 CanonicalJSON.writeString(device.rawValue, into: &bytes)
                 bytes.append(UInt8(ascii: ":"))
-                CanonicalJSON.writeNumber(
-                    Double(versionVector[device]), into: &bytes, largeIntegersWithExponent: true)
+                CanonicalJSON.writeNumber(Double(counts[device]!), into: &bytes, largeIntegersWithExponent: true)
             }
             bytes.append(UInt8(ascii: "}"))
         }

@@ -213,14 +213,49 @@ extension StrictJSONParser {
         let literal = UnsafeBufferPointer(rebasing: input[start..<position])
         // A plain integer of at most 15 digits (below 2^53) other than -0 is already written as
         // ECMAScript writes it; anything else goes through the serializer.
-        let digits = literal.count - (literal[0] == UInt8(ascii: "-") ? 1 : 0)
-        if digits <= 15, !(value == 0 && literal[0] == UInt8(ascii: "-")),
-            !literal.contains(where: { $0 == UInt8(ascii: ".") || $0 | 0x20 == UInt8(ascii: "e") })
-        {
+        if Self.isAlreadyInterchange(literal, value: value) {
             out.append(contentsOf: literal)
         } else {
             CanonicalJSON.writeNumber(value, into: &out, largeIntegersWithExponent: true)
         }
+    }
+}
+
+extension StrictJSONParser {
+    /// Whether a number's literal is already what ECMAScript writes for its value, so it can be
+    /// copied instead of formatted (formatting goes through the shortest round-trip digits).
+    ///
+    /// True for plain decimals (no exponent) with at most 15 significant digits, no leading zero
+    /// in the integer part beyond a lone `0`, no trailing zero in the fraction, and a magnitude
+    /// of at least 10^-6 (ECMAScript uses an exponent below that), and not `-0`. At most 15
+    /// significant digits make the literal the shortest decimal of its double: two different
+    /// decimals of at most 15 digits are never the same double.
+    static func isAlreadyInterchange(_ literal: UnsafeBufferPointer<UInt8>, value: Double) -> Bool {
+        if value == 0 { return literal.count == 1 }  // "0"; "-0", "0.0" are written "0"
+        var index = literal[0] == UInt8(ascii: "-") ? 1 : 0
+        var significant = 0
+        var leadingZeros = 0  // zeros right after the point when the integer part is 0
+        let integerIsZero = literal[index] == UInt8(ascii: "0")
+        while index < literal.count, literal[index] &- UInt8(ascii: "0") < 10 {
+            if !integerIsZero { significant += 1 }
+            index += 1
+        }
+        if index == literal.count { return significant <= 15 }
+        guard literal[index] == UInt8(ascii: ".") else { return false }  // an exponent
+        index += 1
+        let fractionStart = index
+        while index < literal.count, literal[index] &- UInt8(ascii: "0") < 10 {
+            if integerIsZero, significant == 0, literal[index] == UInt8(ascii: "0") {
+                leadingZeros += 1
+            } else {
+                significant += 1
+            }
+            index += 1
+        }
+        guard index == literal.count, index > fractionStart, literal[index - 1] != UInt8(ascii: "0") else {
+            return false
+        }
+        return significant <= 15 && leadingZeros <= 5
     }
 }
 

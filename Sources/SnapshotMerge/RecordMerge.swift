@@ -39,7 +39,16 @@ public enum RecordMerge {
     }
 
     /// Merges what is held for a record with incoming versions of it.
-    public static func merge(held: ReadOnly.Record?, incoming: some Sequence<ReadOnly.Version>) -> ReadOnly.Record? {
+    public static func merge(held: ReadOnly.Record?, incoming: some Collection<ReadOnly.Version>) -> ReadOnly.Record? {
+        // The common cases, without gathering every version: the files agree on a record the
+        // store does not hold yet, or they hold what the store holds.
+        if let first = incoming.first {
+            if let held {
+                if held.conflicts.isEmpty, incoming.allSatisfy({ $0 == held.version }) { return held }
+            } else if incoming.allSatisfy({ $0 == first }) {
+                return ReadOnly.Record(version: first)
+            }
+        }
         var all: [ReadOnly.Version] = []
         if let held { all = [held.version] + held.conflicts }
         all.append(contentsOf: incoming)
