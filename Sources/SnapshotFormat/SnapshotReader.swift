@@ -450,10 +450,20 @@ extension SnapshotReader {
 
     /// Reads one element of a file's `records` (its bytes alone), as reading the whole file would.
     public static func readElement(of bytes: UnsafeBufferPointer<UInt8>, at index: Int) -> ElementReading {
+        var buffers = ParserBuffers()
+        return readElement(of: bytes, at: index, reusing: &buffers)
+    }
+
+    /// Reads one element as ``readElement(of:at:)`` does, working in `buffers` (pass the same
+    /// buffers for every element a thread reads).
+    public static func readElement(of bytes: UnsafeBufferPointer<UInt8>, at index: Int, reusing buffers: inout ParserBuffers)
+        -> ElementReading
+    {
         var reading = SnapshotReading(
             device: DeviceID("element")!, role: .own, generation: 1, writtenAt: nil, versions: [], problems: [],
             warnings: [], recordCount: 0)
-        var parser = StrictJSONParser(bytes)
+        var parser = StrictJSONParser(bytes, reusing: &buffers)
+        defer { parser.giveBack(&buffers) }
         do throws(JSONParseError) {
             try readElement(&parser, input: bytes, at: index, into: &reading)
             guard parser.position == bytes.count else {

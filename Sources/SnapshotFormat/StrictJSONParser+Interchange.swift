@@ -261,7 +261,7 @@ extension StrictJSONParser {
 
 /// One member of an object being written: where its decoded key is in ``StrictJSONParser/keyBytes``
 /// and where `"key":value` is in the output.
-struct MemberSpan {
+struct MemberSpan: Sendable {
     var keyStart: Int
     var keyEnd: Int
     var start: Int

@@ -46,6 +46,17 @@ public enum StrictJSON {
     }
 }
 
+/// The working arrays of a ``StrictJSONParser``, kept between documents.
+public struct ParserBuffers: Sendable {
+    var scratch: [UInt8] = []
+    var memberSpans: [MemberSpan] = []
+    var keyBytes: [UInt8] = []
+    var reordering: [UInt8] = []
+    var fieldsBuffer: [UInt8] = []
+
+    public init() {}
+}
+
 /// The parser's state; containers are kept on explicit stacks so deep input cannot overflow the call stack.
 struct StrictJSONParser {
     let input: UnsafeBufferPointer<UInt8>
@@ -68,6 +79,31 @@ struct StrictJSONParser {
     private var openIsObject: [Bool] = []
 
     init(_ input: UnsafeBufferPointer<UInt8>) { self.input = input }
+
+    /// A parser that works in `buffers` (taken, to be given back by ``giveBack(_:)``): reading many
+    /// small documents then allocates its working arrays once, not once per document.
+    init(_ input: UnsafeBufferPointer<UInt8>, reusing buffers: inout ParserBuffers) {
+        self.input = input
+        swap(&scratch, &buffers.scratch)
+        swap(&memberSpans, &buffers.memberSpans)
+        swap(&keyBytes, &buffers.keyBytes)
+        swap(&reordering, &buffers.reordering)
+        swap(&fieldsBuffer, &buffers.fieldsBuffer)
+    }
+
+    /// Gives the working arrays back to `buffers`, emptied but keeping their capacity.
+    mutating func giveBack(_ buffers: inout ParserBuffers) {
+        scratch.removeAll(keepingCapacity: true)
+        memberSpans.removeAll(keepingCapacity: true)
+        keyBytes.removeAll(keepingCapacity: true)
+        reordering.removeAll(keepingCapacity: true)
+        fieldsBuffer.removeAll(keepingCapacity: true)
+        swap(&scratch, &buffers.scratch)
+        swap(&memberSpans, &buffers.memberSpans)
+        swap(&keyBytes, &buffers.keyBytes)
+        swap(&reordering, &buffers.reordering)
+        swap(&fieldsBuffer, &buffers.fieldsBuffer)
+    }
 
     mutating func parseDocument() throws(JSONParseError) -> JSONValue {
         if input.count >= 3, input[0] == 0xEF, input[1] == 0xBB, input[2] == 0xBF { position = 3 }

@@ -75,12 +75,14 @@ extension SyncDevice {
         DispatchQueue.concurrentPerform(iterations: chunks) { chunk in
             var results: [ElementReading] = []
             results.reserveCapacity(chunkSize)
+            var buffers = ParserBuffers()
             for (fileIndex, element) in toRead[(chunk * chunkSize)..<min(toRead.count, (chunk + 1) * chunkSize)] {
                 guard case .split(let bytes, let split, _, _, _) = files[fileIndex] else { continue }
                 let range = split.elements[element]
                 results.append(
                     bytes.withUnsafeBufferPointer {
-                        SnapshotReader.readElement(of: UnsafeBufferPointer(rebasing: $0[range]), at: element)
+                        SnapshotReader.readElement(
+                            of: UnsafeBufferPointer(rebasing: $0[range]), at: element, reusing: &buffers)
                     })
             }
             readings.withLock { $0[chunk] = results }
