@@ -39,44 +39,54 @@ extension SyncDevice {
         removeStaleTemporaryFiles()
         var collection = try collectSources(now: now, rereadAll: rereadAll, acceptDeletions: acceptDeletions)
         collection.report.timings.read = Self.milliseconds(since: &started, stopwatch)
-        let result = try store.transaction { session -> (Publication?, Edit?) in
-            var changedRecords = 0
-            // A cold merge into an empty store has nothing to look up.
-            let storeWasEmpty = try session.isEmpty()
-            // Then the records saved here, in id order, are the whole store: the file is built
-            // from their lines instead of reading them back.
-            var savedLines: [[UInt8]] = []
-            // In id order: the store's B-tree then grows at its end instead of splitting pages at random.
-            for id in collection.incoming.keys.sorted() {
-                let versions = collection.incoming[id]!
-                let held = storeWasEmpty ? nil : try session.record(id)
-                guard let merged = RecordMerge.merge(held: held, incoming: versions), merged != held else { continue }
-                tally(from: held, to: merged, into: &collection.report)
-                let line = try session.save(merged, at: now, isNew: held == nil)
-                if storeWasEmpty { savedLines.append(line) }
-                changedRecords += 1
+        let result: (Publication?, Edit?)
+        do {
+            result = try store.transaction { session -> (Publication?, Edit?) in
+                var changedRecords = 0
+                // A cold merge into an empty store has nothing to look up.
+                let storeWasEmpty = try session.isEmpty()
+                // Then the records saved here, in id order, are the whole store: the file is built
+                // from their lines instead of reading them back.
+                var savedLines: [[UInt8]] = []
+                // In id order: the store's B-tree then grows at its end instead of splitting pages at random.
+                for id in collection.incoming.keys.sorted() {
+                    let versions = collection.incoming[id]!
+                    let held = storeWasEmpty ? nil : try session.record(id)
+                    guard let merged = RecordMerge.merge(held: held, incoming: versions), merged != held else {
+                        continue
+                    }
+                    tally(from: held, to: merged, into: &collection.report)
+                    let line = try session.save(merged, at: now, isNew: held == nil)
+                    if storeWasEmpty { savedLines.append(line) }
+                    changedRecords += 1
+                }
+                for row in collection.rows where row != collection.previousRows[row.name] { try session.save(row) }
+                for (name, digests) in collection.recordDigests { try session.saveRecordDigests(digests, of: name) }
+                try session.markAbsent(except: collection.presentNames)
+                let edited = try edit?(session, now)
+                collection.report.conflicts = try session.recordsInConflict()
+                let ownFileRow = collection.rows.first { $0.name == ownFileName }
+                let latest = try session.latestCompletedPublication()
+                let ownFileRead = collection.ownFileRead
+                // A file that no longer reads cleanly (truncated, damaged) is not current, whatever its name says.
+                let ownFileIsCurrent =
+                    ownFileRow.map { $0.present && $0.lastProblem == nil && $0.generation == latest?.generation }
+                    ?? false
+                guard checkPublication || changedRecords > 0 || edited != nil || !ownFileIsCurrent else {
+                    return (nil, edited)
+                }
+                return (
+                    try planPublication(
+                        session, now: now, ownFileIsCurrent: ownFileIsCurrent, ownFileRead: ownFileRead,
+                        expectingChange: changedRecords > 0 || edited != nil,
+                        lines: storeWasEmpty && edited == nil ? savedLines : nil),
+                    edited
+                )
             }
-            for row in collection.rows where row != collection.previousRows[row.name] { try session.save(row) }
-            for (name, digests) in collection.recordDigests { try session.saveRecordDigests(digests, of: name) }
-            try session.markAbsent(except: collection.presentNames)
-            let edited = try edit?(session, now)
-            collection.report.conflicts = try session.recordsInConflict()
-            let ownFileRow = collection.rows.first { $0.name == ownFileName }
-            let latest = try session.latestCompletedPublication()
-            let ownFileRead = collection.ownFileRead
-            // A file that no longer reads cleanly (truncated, damaged) is not current, whatever its name says.
-            let ownFileIsCurrent =
-                ownFileRow.map { $0.present && $0.lastProblem == nil && $0.generation == latest?.generation } ?? false
-            guard checkPublication || changedRecords > 0 || edited != nil || !ownFileIsCurrent else {
-                return (nil, edited)
-            }
-            return (
-                try planPublication(
-                    session, now: now, ownFileIsCurrent: ownFileIsCurrent, ownFileRead: ownFileRead,
-                    expectingChange: changedRecords > 0 || edited != nil, sizeHint: max(0, Int(ownFileRow?.size ?? 0)),
-                    lines: storeWasEmpty && edited == nil ? savedLines : nil),
-                edited
-            )
+        } catch {
+            // A file written for a publication whose intent did not commit is not published.
+            try? SystemCalls.remove(temporaryPublicationPath)
+            throw error
         }
         collection.report.timings.merge = Self.milliseconds(since: &started, stopwatch)
         if let publication = result.0 {

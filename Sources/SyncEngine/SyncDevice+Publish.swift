@@ -2,10 +2,11 @@ import Crypto
 import SnapshotFormat
 import SyncStore
 
-/// A snapshot file about to be written: its generation and bytes.
+/// A snapshot file about to be put in place: its generation, and its temporary file (written and
+/// fsynced inside the transaction that records the intent), or why it could not be written.
 struct Publication {
     var generation: Int64
-    var bytes: [UInt8]
+    var written: Result<String, SystemCallError>
 }
 
 extension SyncDevice {
@@ -18,7 +19,7 @@ extension SyncDevice {
     ///   that holds others is not, whatever its generation.
     func planPublication(
         _ session: StoreSession, now: Timestamp, ownFileIsCurrent: Bool, ownFileRead: OwnFileRead? = nil,
-        expectingChange: Bool = false, sizeHint: Int = 0, lines: [[UInt8]]? = nil
+        expectingChange: Bool = false, lines: [[UInt8]]? = nil
     ) throws -> Publication? {
         // Every stored line in id order: from the store, or the lines the caller just saved into an empty store.
         let forEachLine: ((UnsafeRawBufferPointer) throws -> Void) throws -> Void = { body in
@@ -31,12 +32,10 @@ extension SyncDevice {
         // The content digest decides whether to write at all. When nothing says the content
         // changed, the records are first only hashed, straight from SQLite's rows (no copy);
         // when the pass changed records, the file is built in the same pass that hashes it.
-        var built: (bytes: [UInt8], contentDigest: String, fileDigest: String)?
+        var built: BuiltFile?
         let contentDigest: String
         if expectingChange {
-            built = try buildFile(
-                forEachLine, generation: try nextGeneration(session), now: now,
-                sizeHint: max(sizeHint, lines?.reduce(0) { $0 + $1.count + 2 } ?? 0))
+            built = try buildFile(forEachLine, generation: try nextGeneration(session), now: now)
             contentDigest = built!.contentDigest
         } else {
             var hasher = SHA256()
@@ -59,16 +58,32 @@ extension SyncDevice {
                         fileDigest: ownFileRead.fileDigest,
                         writtenAt: now.milliseconds, isPublished: true, isAdopted: true))
             }
+            built?.discard()
             return nil
         }
         if let latest, latest.contentDigest == contentDigest, ownFileIsCurrent, ownFileRead == nil { return nil }
         let generation = try nextGeneration(session)
-        let file = try built ?? buildFile(forEachLine, generation: generation, now: now, sizeHint: sizeHint)
+        let file = try built ?? buildFile(forEachLine, generation: generation, now: now)
         try session.recordIntent(
             StoredPublication(
                 generation: generation, contentDigest: file.contentDigest, fileDigest: file.fileDigest,
                 writtenAt: now.milliseconds, isPublished: false))
-        return Publication(generation: generation, bytes: file.bytes)
+        return Publication(generation: generation, written: file.written)
+    }
+
+    /// The temporary file of this process's next publication.
+    var temporaryPublicationPath: String { folder.path(of: ".\(ownFileName).\(SystemCalls.processID).tmp") }
+
+    /// A file built by ``buildFile(_:generation:now:)``.
+    struct BuiltFile {
+        var written: Result<String, SystemCallError>
+        var contentDigest: String
+        var fileDigest: String
+
+        /// Removes the temporary file, when it is not to be published after all.
+        func discard() {
+            if case .success(let path) = written { try? SystemCalls.remove(path) }
+        }
     }
 
     /// The generation the next file this device writes carries.
@@ -80,28 +95,61 @@ extension SyncDevice {
         return max(try session.latestPublication()?.generation ?? 0, highestSeen) + 1
     }
 
-    /// This device's file with every stored record, and the digests of its records part and of
-    /// the whole file, built in one pass over the store.
+    /// Writes this device's file with every stored record to its temporary file (streamed in
+    /// chunks, then fsynced), and computes the digests of its records part and of the whole file
+    /// in the same pass over the store. A failure to write (a full disk) is kept, not thrown:
+    /// the digests are still computed, and ``publish(_:keepingWarning:)`` reports it.
     private func buildFile(
-        _ forEachLine: ((UnsafeRawBufferPointer) throws -> Void) throws -> Void, generation: Int64, now: Timestamp,
-        sizeHint: Int
-    ) throws
-        -> (bytes: [UInt8], contentDigest: String, fileDigest: String)
-    {
+        _ forEachLine: ((UnsafeRawBufferPointer) throws -> Void) throws -> Void, generation: Int64, now: Timestamp
+    ) throws -> BuiltFile {
         let header = SnapshotWriter.header(device: device, generation: generation, writtenAt: now)
-        var bytes = header
-        bytes.reserveCapacity(sizeHint + sizeHint / 8 + 4096)
+        let path = temporaryPublicationPath
+        var failure: SystemCallError?
+        var descriptor: Int32?
+        do {
+            try? SystemCalls.remove(path)
+            descriptor = try SystemCalls.createExclusively(path)
+        } catch {
+            failure = error
+        }
+        let chunkSize = 1 << 20
+        var chunk = header
+        chunk.reserveCapacity(chunkSize + 64 * 1024)
+        func flush() {
+            guard let open = descriptor, failure == nil, !chunk.isEmpty else { return }
+            do {
+                try SystemCalls.writeAll(open, chunk, path: path)
+            } catch {
+                failure = error
+            }
+        }
         var contentHasher = SHA256()
         var isFirst = true
         try forEachLine { line in
-            let start = bytes.count
-            SnapshotWriter.appendLine(line, isFirst: isFirst, into: &bytes)
+            let start = chunk.count
+            SnapshotWriter.appendLine(line, isFirst: isFirst, into: &chunk)
             isFirst = false
-            bytes.withUnsafeBytes { all in contentHasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: all[start...])) }
+            chunk.withUnsafeBytes { all in
+                contentHasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: all[start...]))
+            }
+            if chunk.count >= chunkSize {
+                flush()
+                chunk.removeAll(keepingCapacity: true)
+            }
         }
-        bytes += SnapshotWriter.footer
+        chunk += SnapshotWriter.footer
+        flush()
+        if let open = descriptor {
+            if failure == nil {
+                do { try SystemCalls.synchronize(open, path: path) } catch { failure = error }
+            }
+            SystemCalls.close(open)
+        }
+        if failure != nil { try? SystemCalls.remove(path) }
         let contentDigest = contentHasher.finalize().hexString
-        return (bytes, contentDigest, Self.fileDigest(header: header, recordsDigest: contentDigest))
+        return BuiltFile(
+            written: failure.map { .failure($0) } ?? .success(path), contentDigest: contentDigest,
+            fileDigest: Self.fileDigest(header: header, recordsDigest: contentDigest))
     }
 
     /// Writes this device's file atomically: a dot-prefixed temporary file, fsync, rename over
@@ -111,18 +159,10 @@ extension SyncDevice {
     ///   (another device using this ID); it stays in `status` until the next publication.
     func publish(_ publication: Publication, keepingWarning warning: String? = nil) throws {
         let finalPath = folder.path(of: ownFileName)
-        let temporaryPath = folder.path(of: ".\(ownFileName).\(SystemCalls.processID).tmp")
+        let temporaryPath = temporaryPublicationPath
         do {
-            try? SystemCalls.remove(temporaryPath)
-            let descriptor = try SystemCalls.createExclusively(temporaryPath)
-            do {
-                try SystemCalls.writeAll(descriptor, publication.bytes, path: temporaryPath)
-                try SystemCalls.synchronize(descriptor, path: temporaryPath)
-                SystemCalls.close(descriptor)
-            } catch {
-                SystemCalls.close(descriptor)
-                throw error
-            }
+            // Written and fsynced inside the transaction that recorded the intent.
+            _ = try publication.written.get()
             try SystemCalls.rename(temporaryPath, to: finalPath)
             let directory = try SystemCalls.openDirectory(folder.path)
             defer { SystemCalls.close(directory) }
