@@ -40,6 +40,8 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
                 // SQLite's C API for the two hot loops that read lines straight from a row.
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
+                // Each stored line's digest.
+                .product(name: "Crypto", package: "swift-crypto"),
             ]),
         // I/O: the shared folder, atomic publishing, the merge pass, configuration.
         .target(

@@ -204,7 +204,26 @@ extension SyncDevice {
         else { return nil }
         let end = bytes.count - footer.count
         guard start <= end else { return nil }
-        return SHA256.hash(data: bytes[start..<end]).hexString
+        // "\n" line ",\n" line …: a line never holds a raw line break (canonical JSON escapes it).
+        var digest = ContentDigest()
+        guard start < end else { return digest.finalize() }
+        guard bytes[start] == 0x0A else { return nil }
+        return bytes.withUnsafeBytes { all -> String? in
+            var lineStart = start + 1
+            var index = lineStart
+            while index < end {
+                if all[index] == 0x0A {
+                    guard index > lineStart, all[index - 1] == UInt8(ascii: ",") else { return nil }
+                    LineDigest.of(UnsafeRawBufferPointer(rebasing: all[lineStart..<(index - 1)])).withUnsafeBytes {
+                        digest.add($0)
+                    }
+                    lineStart = index + 1
+                }
+                index += 1
+            }
+            LineDigest.of(UnsafeRawBufferPointer(rebasing: all[lineStart..<end])).withUnsafeBytes { digest.add($0) }
+            return digest.finalize()
+        }
     }
 
     /// The digest kept for a file this device writes: for the layout SnapshotWriter writes, the

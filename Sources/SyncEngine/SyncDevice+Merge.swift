@@ -47,7 +47,7 @@ extension SyncDevice {
                 let storeWasEmpty = try session.isEmpty()
                 // Then the records saved here, in id order, are the whole store: the file is built
                 // from their lines instead of reading them back.
-                var savedLines: [[UInt8]] = []
+                var savedLines: [StoredLine] = []
                 // In id order: the store's B-tree then grows at its end instead of splitting pages at random.
                 for id in collection.incoming.keys.sorted() {
                     let versions = collection.incoming[id]!

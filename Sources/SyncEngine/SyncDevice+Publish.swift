@@ -2,6 +2,19 @@ import Crypto
 import SnapshotFormat
 import SyncStore
 
+/// What counts as the content of this device's file, to decide whether it changed: the SHA-256 of
+/// its records' line digests (``LineDigest``), in order. The store keeps each line's digest, so
+/// this reads 16 bytes per record instead of every line.
+struct ContentDigest {
+    private var hasher = SHA256()
+
+    mutating func add(_ lineDigest: UnsafeRawBufferPointer) {
+        hasher.update(bufferPointer: lineDigest)
+    }
+
+    func finalize() -> String { hasher.finalize().hexString }
+}
+
 /// A snapshot file about to be put in place: its generation, and its temporary file (written and
 /// fsynced inside the transaction that records the intent), or why it could not be written.
 struct Publication {
@@ -19,12 +32,15 @@ extension SyncDevice {
     ///   that holds others is not, whatever its generation.
     func planPublication(
         _ session: StoreSession, now: Timestamp, ownFileIsCurrent: Bool, ownFileRead: OwnFileRead? = nil,
-        expectingChange: Bool = false, lines: [[UInt8]]? = nil
+        expectingChange: Bool = false, lines: [StoredLine]? = nil
     ) throws -> Publication? {
-        // Every stored line in id order: from the store, or the lines the caller just saved into an empty store.
-        let forEachLine: ((UnsafeRawBufferPointer) throws -> Void) throws -> Void = { body in
+        // Every stored line and its digest in id order: from the store, or the lines the caller
+        // just saved into an empty store.
+        let forEachLine: ((UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Void) throws -> Void = { body in
             if let lines {
-                for line in lines { try line.withUnsafeBytes(body) }
+                for stored in lines {
+                    try stored.line.withUnsafeBytes { line in try stored.digest.withUnsafeBytes { try body(line, $0) } }
+                }
             } else {
                 try session.forEachPublishedLine(body)
             }
@@ -38,14 +54,13 @@ extension SyncDevice {
             built = try buildFile(forEachLine, generation: try nextGeneration(session), now: now)
             contentDigest = built!.contentDigest
         } else {
-            var hasher = SHA256()
-            var isFirst = true
-            try forEachLine { line in
-                SnapshotWriter.separator(isFirst: isFirst).withUnsafeBytes { hasher.update(bufferPointer: $0) }
-                hasher.update(bufferPointer: line)
-                isFirst = false
+            var hasher = ContentDigest()
+            if let lines {
+                for stored in lines { stored.digest.withUnsafeBytes { hasher.add($0) } }
+            } else {
+                try session.forEachLineDigest { hasher.add($0) }
             }
-            contentDigest = hasher.finalize().hexString
+            contentDigest = hasher.finalize()
         }
         let latest = try session.latestCompletedPublication()
         if let ownFileRead, ownFileRead.recordsDigest == contentDigest {
@@ -100,7 +115,8 @@ extension SyncDevice {
     /// in the same pass over the store. A failure to write (a full disk) is kept, not thrown:
     /// the digests are still computed, and ``publish(_:keepingWarning:)`` reports it.
     private func buildFile(
-        _ forEachLine: ((UnsafeRawBufferPointer) throws -> Void) throws -> Void, generation: Int64, now: Timestamp
+        _ forEachLine: ((UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Void) throws -> Void,
+        generation: Int64, now: Timestamp
     ) throws -> BuiltFile {
         let header = SnapshotWriter.header(device: device, generation: generation, writtenAt: now)
         let path = temporaryPublicationPath
@@ -123,15 +139,12 @@ extension SyncDevice {
                 failure = error
             }
         }
-        var contentHasher = SHA256()
+        var contentHasher = ContentDigest()
         var isFirst = true
-        try forEachLine { line in
-            let start = chunk.count
+        try forEachLine { line, digest in
             SnapshotWriter.appendLine(line, isFirst: isFirst, into: &chunk)
             isFirst = false
-            chunk.withUnsafeBytes { all in
-                contentHasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: all[start...]))
-            }
+            contentHasher.add(digest)
             if chunk.count >= chunkSize {
                 flush()
                 chunk.removeAll(keepingCapacity: true)
@@ -146,7 +159,7 @@ extension SyncDevice {
             SystemCalls.close(open)
         }
         if failure != nil { try? SystemCalls.remove(path) }
-        let contentDigest = contentHasher.finalize().hexString
+        let contentDigest = contentHasher.finalize()
         return BuiltFile(
             written: failure.map { .failure($0) } ?? .success(path), contentDigest: contentDigest,
             fileDigest: Self.fileDigest(header: header, recordsDigest: contentDigest))

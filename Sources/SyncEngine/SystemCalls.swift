@@ -111,8 +111,28 @@ enum SystemCalls {
 
     /// Reads the whole file behind `descriptor`, expecting about `size` bytes.
     static func readAll(_ descriptor: Int32, expectedSize: Int, path: String) throws(SystemCallError) -> [UInt8] {
-        var bytes = [UInt8](repeating: 0, count: max(expectedSize, 0) + 1)
-        var filled = 0
+        // Read into uninitialized memory: zeroing a large file's worth of bytes first costs as
+        // much as the read. One byte more than expected tells a file that grew meanwhile.
+        let capacity = max(expectedSize, 0) + 1
+        var failure: SystemCallError?
+        var bytes = [UInt8](unsafeUninitializedCapacity: capacity) { buffer, initialized in
+            var filled = 0
+            while filled < buffer.count {
+                let count = read(descriptor, buffer.baseAddress! + filled, buffer.count - filled)
+                if count < 0 {
+                    if errno == EINTR { continue }
+                    failure = SystemCallError(call: "read", subject: path, errno: errno)
+                    break
+                }
+                if count == 0 { break }
+                filled += count
+            }
+            initialized = filled
+        }
+        if let failure { throw failure }
+        guard bytes.count == capacity else { return bytes }
+        // The file grew while it was read: read the rest.
+        var filled = bytes.count
         while true {
             if filled == bytes.count { bytes.append(contentsOf: repeatElement(0, count: max(bytes.count, 4096))) }
             let count = bytes.withUnsafeMutableBytes { buffer in

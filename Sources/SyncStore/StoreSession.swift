@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import GRDB
 import GRDBSQLite
@@ -41,29 +42,30 @@ public struct StoreSession {
     /// Replaces what is held for a record with `record`.
     ///
     /// - Parameter isNew: the store holds nothing for this record (a plain insert).
-    /// - Returns: the line stored for the record (its published form).
+    /// - Returns: the line stored for the record (its published form) and its digest.
     @discardableResult
-    public func save(_ record: ReadOnly.Record, at now: Timestamp, isNew: Bool = false) throws -> [UInt8] {
+    public func save(_ record: ReadOnly.Record, at now: Timestamp, isNew: Bool = false) throws -> StoredLine {
         // One row per record, through a cached prepared statement: a merge pass saves up to
         // every record in one transaction.
         let statement = try db.cachedStatement(
             sql: isNew
                 ? """
-                INSERT INTO record (id, type, deleted, unresolvedConflicts, conflicts, changedAt, line)
-                VALUES (?, ?, ?, ?, ?, ?, ?)
+                INSERT INTO record (id, type, deleted, unresolvedConflicts, conflicts, changedAt, line, lineDigest)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                 """
                 : """
-                INSERT INTO record (id, type, deleted, unresolvedConflicts, conflicts, changedAt, line)
-                VALUES (?, ?, ?, ?, ?, ?, ?)
+                INSERT INTO record (id, type, deleted, unresolvedConflicts, conflicts, changedAt, line, lineDigest)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT(id) DO UPDATE SET type = excluded.type, deleted = excluded.deleted,
                     unresolvedConflicts = excluded.unresolvedConflicts, conflicts = excluded.conflicts,
-                    changedAt = excluded.changedAt, line = excluded.line
+                    changedAt = excluded.changedAt, line = excluded.line, lineDigest = excluded.lineDigest
                 """)
         // Bound through SQLite's C API: the line goes from its array to SQLite in one copy.
         let raw = statement.sqliteStatement
         sqlite3_reset(raw)
         sqlite3_clear_bindings(raw)
         let line = record.interchangeLine
+        let digest = line.withUnsafeBytes { LineDigest.of($0) }
         Self.bindText(record.id.rawValue, at: 1, in: raw)
         Self.bindText(record.version.type, at: 2, in: raw)
         let code = line.withUnsafeBytes { bytes in
@@ -72,6 +74,7 @@ public struct StoreSession {
             sqlite3_bind_int64(raw, 5, Int64(record.conflicts.count))
             sqlite3_bind_int64(raw, 6, now.milliseconds)
             sqlite3_bind_blob(raw, 7, bytes.baseAddress, Int32(bytes.count), SQLITE_TRANSIENT)
+            digest.withUnsafeBytes { _ = sqlite3_bind_blob(raw, 8, $0.baseAddress, Int32($0.count), SQLITE_TRANSIENT) }
             return sqlite3_step(raw)
         }
         sqlite3_reset(raw)
@@ -80,7 +83,7 @@ public struct StoreSession {
                 resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)),
                 sql: statement.sql)
         }
-        return line
+        return StoredLine(line: line, digest: digest)
     }
 
     /// Binds `text` by its UTF-8 bytes and length (a NUL inside it stays).
@@ -102,11 +105,41 @@ public struct StoreSession {
     ///
     /// The bytes are only valid during the call: they point into SQLite's row.
     public func forEachPublishedLine(_ body: (UnsafeRawBufferPointer) throws -> Void) throws {
-        let statement = try db.makeStatement(sql: "SELECT line FROM record ORDER BY id")
+        try forEachPublishedLine { line, _ in try body(line) }
+    }
+
+    /// Calls `body` with every record's published line and its digest (``LineDigest``), in id order.
+    ///
+    /// The bytes are only valid during the call: they point into SQLite's row.
+    public func forEachPublishedLine(_ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Void) throws {
+        let statement = try db.makeStatement(sql: "SELECT line, lineDigest FROM record ORDER BY id")
+        try withRawRows(statement) { sqliteStatement in
+            let line = UnsafeRawBufferPointer(
+                start: sqlite3_column_blob(sqliteStatement, 0), count: Int(sqlite3_column_bytes(sqliteStatement, 0)))
+            let count = Int(sqlite3_column_bytes(sqliteStatement, 1))
+            if count == LineDigest.count, let digest = sqlite3_column_blob(sqliteStatement, 1) {
+                try body(line, UnsafeRawBufferPointer(start: digest, count: count))
+            } else {
+                try LineDigest.of(line).withUnsafeBytes { try body(line, $0) }
+            }
+        }
+    }
+
+    /// Calls `body` with every record's line digest (``LineDigest``) in id order, reading a line
+    /// only for a record whose digest is not stored.
+    public func forEachLineDigest(_ body: (UnsafeRawBufferPointer) throws -> Void) throws {
+        let statement = try db.makeStatement(
+            sql: "SELECT lineDigest, CASE WHEN lineDigest IS NULL THEN line END FROM record ORDER BY id")
         try withRawRows(statement) { sqliteStatement in
             let count = Int(sqlite3_column_bytes(sqliteStatement, 0))
-            let base = sqlite3_column_blob(sqliteStatement, 0)
-            try body(UnsafeRawBufferPointer(start: base, count: count))
+            if count == LineDigest.count, let digest = sqlite3_column_blob(sqliteStatement, 0) {
+                try body(UnsafeRawBufferPointer(start: digest, count: count))
+            } else {
+                let line = UnsafeRawBufferPointer(
+                    start: sqlite3_column_blob(sqliteStatement, 1),
+                    count: Int(sqlite3_column_bytes(sqliteStatement, 1)))
+                try LineDigest.of(line).withUnsafeBytes { try body($0) }
+            }
         }
     }
 
@@ -278,6 +311,25 @@ public struct StoreSession {
     /// Forgets a file that could not be written.
     public func forgetIntent(generation: Int64) throws {
         _ = try StoredPublication.deleteOne(db, key: generation)
+    }
+}
+
+/// A line as saved, with its digest.
+public struct StoredLine: Sendable {
+    /// The record's published line.
+    public var line: [UInt8]
+    /// Its ``LineDigest``.
+    public var digest: [UInt8]
+}
+
+/// The digest of a record's line: the first 16 bytes of its SHA-256.
+public enum LineDigest {
+    /// Bytes in a digest.
+    public static let count = 16
+
+    /// The digest of `line`.
+    public static func of(_ line: UnsafeRawBufferPointer) -> [UInt8] {
+        Array(SHA256.hash(data: line).prefix(count))
     }
 }
 

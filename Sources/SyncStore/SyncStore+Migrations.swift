@@ -130,6 +130,30 @@ extension SyncStore {
                 table.column("digests", .blob).notNull()
             }
         }
+        migrator.registerMigration("v6: each record's line digest") { db in
+            // 16 bytes of the SHA-256 of the line: the content digest of this device's file is
+            // computed from them, so deciding whether to publish reads 16 bytes per record, not
+            // every line. NULL means "compute it from the line": a trigger clears it whenever
+            // the line changes without it (another program editing the store).
+            try db.alter(table: "record") { table in
+                table.add(column: "lineDigest", .blob)
+            }
+            var digests: [(id: String, digest: Data)] = []
+            let rows = try Row.fetchCursor(db, sql: "SELECT id, line FROM record")
+            while let row = try rows.next() {
+                let line: Data = row["line"]
+                digests.append((row["id"], Data(line.withUnsafeBytes { LineDigest.of($0) })))
+            }
+            for (id, digest) in digests {
+                try db.execute(sql: "UPDATE record SET lineDigest = ? WHERE id = ?", arguments: [digest, id])
+            }
+            try db.execute(
+                sql: """
+                    CREATE TRIGGER record_line_changed AFTER UPDATE OF line ON record
+                    WHEN NEW.lineDigest IS OLD.lineDigest
+                    BEGIN UPDATE record SET lineDigest = NULL WHERE id = NEW.id; END
+                    """)
+        }
         return migrator
     }
 }

@@ -15,7 +15,7 @@ struct MigrationTests {
             try store.appliedMigrations() == [
                 "v1: versions, records, sources, publications", "v2: source warnings apart from problems",
                 "v3: each record's published line", "v4: publications adopted from another writer",
-                "v5: one row per record, digests of each source's records",
+                "v5: one row per record, digests of each source's records", "v6: each record's line digest",
             ])
     }
 
@@ -47,7 +47,7 @@ struct MigrationTests {
         let store = try SyncStore(path: path)
 
         // Then it is migrated and every row is there, unchanged
-        #expect(try store.appliedMigrations().count == 5)
+        #expect(try store.appliedMigrations().count == 6)
         try store.reading { session in
             #expect(try session.owner() == DeviceID("laptop"))
             #expect(try session.record(record.id) == record)
@@ -143,6 +143,47 @@ struct MigrationTests {
             #expect(try session.counts() == RecordCounts(live: 1, deleted: 1, inConflict: 1, benignOnly: 0))
             #expect(try session.db.tableExists("version") == false)
         }
+    }
+
+    @Test("v6 gives every record written at v5 its line digest, and a line changed by another program loses it")
+    func v5ToV6() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.path("store.sqlite")
+        let record = Self.recordWithConflict()
+        let line = JSONValue.object(record.normalForm).interchangeBytes
+        do {
+            let old = try SyncStore(path: path, upTo: "v5: one row per record, digests of each source's records")
+            try old.transaction { session in
+                try session.db.execute(
+                    sql: """
+                        INSERT INTO record (id, type, deleted, unresolvedConflicts, conflicts, changedAt, line)
+                        VALUES (?, ?, 0, 1, 1, 5, ?)
+                        """,
+                    arguments: [record.id.rawValue, record.version.type, Data(line)])
+            }
+        }
+        let store = try SyncStore(path: path)
+        let expected = line.withUnsafeBytes { LineDigest.of($0) }
+        func digests() throws -> [[UInt8]] {
+            try store.reading { session in
+                var found: [[UInt8]] = []
+                try session.forEachLineDigest { found.append(Array($0)) }
+                return found
+            }
+        }
+        #expect(try digests() == [expected])
+        let stored = try store.reading { try Data.fetchOne($0.db, sql: "SELECT lineDigest FROM record") }
+        #expect(stored.map { [UInt8]($0) } == expected)
+
+        // Another program rewrites the line without the digest: the trigger clears it, and the
+        // digest read is the new line's.
+        let changed = Array(String(decoding: line, as: UTF8.self).replacingOccurrences(of: "phone", with: "tablet").utf8)
+        try store.transaction { session in
+            try session.db.execute(sql: "UPDATE record SET line = ?", arguments: [Data(changed)])
+        }
+        #expect(try store.reading { try Data.fetchOne($0.db, sql: "SELECT lineDigest FROM record") } == nil)
+        #expect(try digests() == [changed.withUnsafeBytes { LineDigest.of($0) }])
     }
 
     /// Writes a record with only the columns v1 and v2 had (no published line).
