@@ -53,8 +53,9 @@ extension SyncDevice {
             }
             var plan: [ElementPlan] = []
             plan.reserveCapacity(split.elements.count)
+            var finder = KnownDigestFinder(known)
             for (element, digest) in digests.enumerated() {
-                if known.contains(digest) {
+                if finder.holds(digest, near: element) {
                     plan.append(.skip)
                 } else if let holder = firstHolder[digest] {
                     plan.append(.copy(holder.file, holder.element))
@@ -129,8 +130,9 @@ extension SyncDevice {
     /// A file read and split, not yet parsed.
     private enum PreparedSource: Sendable {
         case unreadable(SnapshotFileReadError)
-        /// Split into elements, each with its digest, and the digests the store knows for this file.
-        case split([UInt8], SplitSnapshot, [RecordDigests.Digest], Set<RecordDigests.Digest>, FileStatus)
+        /// Split into elements, each with its digest, and the digests the store knows for this file
+        /// (in the order of its elements when it last merged).
+        case split([UInt8], SplitSnapshot, [RecordDigests.Digest], [RecordDigests.Digest], FileStatus)
         /// To be read whole by the reader (the split declined it).
         case whole([UInt8], FileStatus)
 
@@ -160,11 +162,26 @@ extension SyncDevice {
             return .unreadable(error)
         }
         guard let split = SnapshotReader.split(read.bytes) else { return .whole(read.bytes, read.status) }
-        let digests = read.bytes.withUnsafeBufferPointer { bytes in
-            split.elements.map { RecordDigests.digest(of: UnsafeBufferPointer(rebasing: bytes[$0])) }
+        // Hash the elements on every core, in chunks; the stored digests load meanwhile.
+        let elements = split.elements
+        let chunkSize = 4096
+        let chunks = (elements.count + chunkSize - 1) / chunkSize
+        let hashed = Mutex([[RecordDigests.Digest]](repeating: [], count: chunks + 1))
+        DispatchQueue.concurrentPerform(iterations: chunks + 1) { chunk in
+            guard chunk < chunks else {
+                let known = (try? store.reading { try $0.recordDigests(of: name) }).map(RecordDigests.list(of:)) ?? []
+                hashed.withLock { $0[chunks] = known }
+                return
+            }
+            let digests = read.bytes.withUnsafeBufferPointer { bytes in
+                elements[(chunk * chunkSize)..<min(elements.count, (chunk + 1) * chunkSize)].map {
+                    RecordDigests.digest(of: UnsafeBufferPointer(rebasing: bytes[$0]))
+                }
+            }
+            hashed.withLock { $0[chunk] = digests }
         }
-        let known = (try? store.reading { try $0.recordDigests(of: name) }).map(RecordDigests.set(of:)) ?? []
-        return .split(read.bytes, split, digests, known, read.status)
+        let results = hashed.withLock { $0 }
+        return .split(read.bytes, split, results.dropLast().flatMap { $0 }, results[chunks], read.status)
     }
 
     /// Reads a file whole, through the reader's fast path and its fallback (messages included).
@@ -215,19 +232,50 @@ struct RecordDigests: Sendable {
         return bytes
     }
 
-    /// The digests in a stored form.
-    static func set(of stored: [UInt8]) -> Set<Digest> {
-        var set = Set<Digest>(minimumCapacity: stored.count / 16)
+    /// The digests in a stored form, in their order.
+    static func list(of stored: [UInt8]) -> [Digest] {
+        var list: [Digest] = []
+        list.reserveCapacity(stored.count / 16)
         stored.withUnsafeBytes { raw in
             var offset = 0
             while offset + 16 <= raw.count {
-                set.insert(
+                list.append(
                     Digest(high: raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self),
                            low: raw.loadUnaligned(fromByteOffset: offset + 8, as: UInt64.self)))
                 offset += 16
             }
         }
-        return set
+        return list
+    }
+}
+
+/// Finds whether a file's element is one the file held at its last clean merge, looking where it
+/// was then: at the same position, or near it (records inserted or removed before it shift it).
+///
+/// Writers keep their records' order (this code writes them sorted by id), so this finds almost
+/// every unchanged record with one comparison, and needs no hash table of every digest. An
+/// element it does not find (a file reordered wholesale) is only read again, which changes
+/// nothing: merging is idempotent.
+struct KnownDigestFinder {
+    private let known: [RecordDigests.Digest]
+    /// How far the elements found so far have moved since the last merge.
+    private var shift = 0
+    /// How far from the expected position to look.
+    static let window = 64
+
+    init(_ known: [RecordDigests.Digest]) { self.known = known }
+
+    mutating func holds(_ digest: RecordDigests.Digest, near index: Int) -> Bool {
+        let expected = index + shift
+        if known.indices.contains(expected), known[expected] == digest { return true }
+        let low = max(0, expected - Self.window)
+        let high = min(known.count, expected + Self.window + 1)
+        guard low < high else { return false }
+        for candidate in low..<high where known[candidate] == digest {
+            shift = candidate - index
+            return true
+        }
+        return false
     }
 }
 

@@ -1,7 +1,7 @@
 import Foundation
 @testable import SnapshotFormat
 import SnapshotMerge
-import SyncEngine
+@testable import SyncEngine
 import Testing
 
 /// A large generated folder merged by the engine (the record scanner, fields as bytes, skipping
@@ -55,6 +55,22 @@ struct FastPathMergeTests {
         let phone = try sandbox.device("phone", state: sandbox.state("phone"))
         _ = try phone.merge()
         #expect(try Self.recordsPart(of: sandbox.read("phone.json")) == Self.recordsPart(of: deskFile))
+    }
+
+    @Test("a file's unchanged records are found where they were, also after records were inserted or removed before them")
+    func knownDigests() {
+        let known = (0..<1000).map { RecordDigests.Digest(high: UInt64($0), low: 7) }
+        // Ten new records at the front, one removed in the middle, one changed near the end.
+        var now = (0..<10).map { RecordDigests.Digest(high: UInt64(5000 + $0), low: 7) } + known
+        now.remove(at: 510)
+        now[900] = RecordDigests.Digest(high: 9999, low: 9)
+        var finder = KnownDigestFinder(known)
+        let found = now.enumerated().filter { finder.holds($0.element, near: $0.offset) }.count
+        #expect(found == 1000 - 1 - 1)
+        // Reordered wholesale: not found (and so only read again), never wrongly found.
+        var reversed = KnownDigestFinder(known)
+        let unknown = (0..<50).map { RecordDigests.Digest(high: UInt64(7000 + $0), low: 1) }
+        #expect(unknown.enumerated().allSatisfy { !reversed.holds($0.element, near: $0.offset) })
     }
 
     /// The plain merge of `versions`: grouped by id, merged, each record's tree serialized.
