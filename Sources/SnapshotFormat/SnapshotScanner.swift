@@ -339,6 +339,19 @@ extension StrictJSONParser {
             switch byte {
             case UInt8(ascii: "\""):
                 at += 1
+                // Eight bytes at a time while none of them is a quote or a backslash (the
+                // classic "has a zero byte" test on the word XORed with each).
+                let raw = UnsafeRawPointer(input.baseAddress!)
+                while at + 8 <= count {
+                    let word = raw.loadUnaligned(fromByteOffset: at, as: UInt64.self)
+                    let quotes = word ^ 0x2222_2222_2222_2222
+                    let backslashes = word ^ 0x5C5C_5C5C_5C5C_5C5C
+                    let found =
+                        ((quotes &- 0x0101_0101_0101_0101) & ~quotes)
+                        | ((backslashes &- 0x0101_0101_0101_0101) & ~backslashes)
+                    if found & 0x8080_8080_8080_8080 != 0 { break }
+                    at += 8
+                }
                 while at < count, input[at] != UInt8(ascii: "\"") {
                     at += input[at] == UInt8(ascii: "\\") ? 2 : 1
                 }
