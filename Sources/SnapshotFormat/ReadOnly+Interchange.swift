@@ -80,13 +80,11 @@ extension ReadOnly.Version {
         if !versionVector.isEmpty {
             open("versionVector")
             bytes.append(UInt8(ascii: "{"))
-            let counts = versionVector.counts
-            let devices = counts.count == 1 ? Array(counts.keys) : counts.keys.sorted()
-            for (index, device) in devices.enumerated() {
+            for (index, entry) in versionVector.entries.enumerated() {
                 if index > 0 { bytes.append(UInt8(ascii: ",")) }
-                CanonicalJSON.writeString(device.rawValue, into: &bytes)
+                CanonicalJSON.writeString(entry.device.rawValue, into: &bytes)
                 bytes.append(UInt8(ascii: ":"))
-                CanonicalJSON.writeNumber(Double(counts[device]!), into: &bytes, largeIntegersWithExponent: true)
+                CanonicalJSON.writeNumber(Double(entry.count), into: &bytes, largeIntegersWithExponent: true)
             }
             bytes.append(UInt8(ascii: "}"))
         }

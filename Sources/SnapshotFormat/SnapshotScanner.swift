@@ -246,7 +246,7 @@ extension StrictJSONParser {
     private mutating func scanVector(depth: Int) throws(JSONParseError) -> VersionVector? {
         let start = position
         position += 1
-        var counts: [DeviceID: Int64] = [:]
+        var entries: [VersionVector.Entry] = []
         skipWhitespace()
         if position < input.count, input[position] == UInt8(ascii: "}") {
             position += 1
@@ -265,8 +265,9 @@ extension StrictJSONParser {
                 input[position] == UInt8(ascii: "-")
                     || (input[position] >= UInt8(ascii: "0") && input[position] <= UInt8(ascii: "9")),
                 let count = try parseNumber().exactInteger, (1...VersionVector.maximumCount).contains(count),
-                counts.updateValue(count, forKey: device) == nil
+                !entries.contains(where: { $0.device == device })
             else { break }
+            entries.append(VersionVector.Entry(device: device, count: count))
             skipWhitespace()
             guard position < input.count else { break }
             if input[position] == UInt8(ascii: ",") {
@@ -275,7 +276,7 @@ extension StrictJSONParser {
             }
             if input[position] == UInt8(ascii: "}") {
                 position += 1
-                return VersionVector(counts)
+                return VersionVector(unsortedEntries: entries)
             }
             break
         }

@@ -15,6 +15,14 @@ public final class SyncStore: Sendable {
         // Another process (syncd or syncctl) may hold the write lock for a moment.
         configuration.busyMode = .timeout(30)
         configuration.label = "SyncStore"
+        configuration.prepareDatabase { db in
+            // A merge pass may write every record in one transaction. With SQLite's default
+            // 2 MB page cache, such a transaction spills pages to the WAL before it commits,
+            // and writes many of them again (the B-tree's inner pages change with every insert).
+            // Up to 64 MB of cache (allocated only as pages are used) lets each page reach the
+            // WAL once.
+            try db.execute(sql: "PRAGMA cache_size = -65536")
+        }
         let opening = try OpeningLock(databasePath: path)
         writer = try DatabasePool(path: path, configuration: configuration)
         try Self.migrator.migrate(writer)
