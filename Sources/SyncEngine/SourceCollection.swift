@@ -5,7 +5,8 @@ import SyncStore
 /// What the reading half of a merge pass gathered: versions by record, source rows to save,
 /// and the report so far. Reading does no writes to the store.
 struct SourceCollection {
-    var incoming: [RecordID: [ReadOnly.Version]] = [:]
+    /// The versions to merge, as read from each file (a file's versions that fit their schemas).
+    var incoming: IncomingVersions = IncomingVersions()
     var rows: [StoredSource] = []
     /// The rows as the store held them before this pass, to write only what changed.
     var previousRows: [String: StoredSource] = [:]
@@ -17,6 +18,45 @@ struct SourceCollection {
     var ownFileRead: OwnFileRead?
     /// The record digests to keep for each file whose records all merge in this pass.
     var recordDigests: [String: [UInt8]] = [:]
+}
+
+/// The versions a pass merges, kept as each file gave them; ``forEachRecord(_:)`` groups them by
+/// record.
+///
+/// Grouping by sorting one index of every version beats a dictionary of arrays keyed by record:
+/// no hashing of each version's id into a table much larger than the caches, and the records
+/// come out in id order, the order the store and the published file want.
+struct IncomingVersions {
+    private(set) var batches: [[ReadOnly.Version]] = []
+
+    mutating func add(_ versions: [ReadOnly.Version]) {
+        if !versions.isEmpty { batches.append(versions) }
+    }
+
+    /// Calls `body` with each record's id and every version of it, in id order.
+    func forEachRecord(_ body: (RecordID, [ReadOnly.Version]) throws -> Void) rethrows {
+        var order: [(id: RecordID, batch: Int32, index: Int32)] = []
+        order.reserveCapacity(batches.reduce(0) { $0 + $1.count })
+        for (batch, versions) in batches.enumerated() {
+            for (index, version) in versions.enumerated() {
+                order.append((version.id, Int32(batch), Int32(index)))
+            }
+        }
+        order.sort { $0.id < $1.id }
+        var group: [ReadOnly.Version] = []
+        var start = 0
+        while start < order.count {
+            let id = order[start].id
+            var end = start
+            group.removeAll(keepingCapacity: true)
+            while end < order.count, order[end].id == id {
+                group.append(batches[Int(order[end].batch)][Int(order[end].index)])
+                end += 1
+            }
+            try body(id, group)
+            start = end
+        }
+    }
 }
 
 /// What this pass found in this device's own file: to tell whether it already holds what this
@@ -162,16 +202,20 @@ extension SyncDevice {
         // Versions of declared types that do not fit their schema are rejected before anything is stored.
         var schemaProblems: [String] = []
         var newerSchemas = 0
-        for version in reading.versions {
+        var fitting: [ReadOnly.Version] = []
+        for (index, version) in reading.versions.enumerated() {
             if let violation = schemas.violation(of: version) {
                 schemaProblems.append(
                     "record \(version.id) (\(version.modifiedBy?.rawValue ?? "no device"), \(version.lastModified?.written ?? "no time")): \(violation)"
                 )
+                // From the first misfit on, the versions that fit are gathered apart.
+                if schemaProblems.count == 1 { fitting = Array(reading.versions[..<index]) }
                 continue
             }
             if schemas.newerVersionNote(for: version) != nil { newerSchemas += 1 }
-            collection.incoming[version.id, default: []].append(version)
+            if !schemaProblems.isEmpty { fitting.append(version) }
         }
+        collection.incoming.add(schemaProblems.isEmpty ? reading.versions : fitting)
         if !schemaProblems.isEmpty {
             outcome.rejectedRecords += schemaProblems
             let note = "\(schemaProblems.count) version(s) do not fit their schema, first: \(schemaProblems[0])"

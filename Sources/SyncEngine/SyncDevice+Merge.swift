@@ -49,17 +49,18 @@ extension SyncDevice {
                 // from their lines instead of reading them back.
                 var savedLines: [StoredLine] = []
                 // In id order: the store's B-tree then grows at its end instead of splitting pages at random.
-                for id in collection.incoming.keys.sorted() {
-                    let versions = collection.incoming[id]!
+                var report = collection.report
+                try collection.incoming.forEachRecord { id, versions in
                     let held = storeWasEmpty ? nil : try session.record(id)
                     guard let merged = RecordMerge.merge(held: held, incoming: versions), merged != held else {
-                        continue
+                        return
                     }
-                    tally(from: held, to: merged, into: &collection.report)
+                    tally(from: held, to: merged, into: &report)
                     let line = try session.save(merged, at: now, isNew: held == nil)
                     if storeWasEmpty { savedLines.append(line) }
                     changedRecords += 1
                 }
+                collection.report = report
                 for row in collection.rows where row != collection.previousRows[row.name] { try session.save(row) }
                 for (name, digests) in collection.recordDigests { try session.saveRecordDigests(digests, of: name) }
                 try session.markAbsent(except: collection.presentNames)
