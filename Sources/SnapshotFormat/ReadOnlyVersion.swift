@@ -6,25 +6,122 @@ extension ReadOnly {
     /// `fields`), so two versions are equal exactly when their normal forms are equal.
     /// Strings compare by their bytes, never by Unicode canonical equivalence.
     public struct Version: Sendable {
+        // The parts live in one shared box, copied on write: a merge copies every version it
+        // reads several times (into groups, into records), and a copy is then one reference
+        // count instead of one per part. Two copies of one reading are also equal at a glance.
+        final class Parts: @unchecked Sendable {
+            var id: RecordID
+            var type: String
+            var schemaVersion: Int64
+            var lastModified: Timestamp?
+            var modifiedBy: DeviceID?
+            var versionVector: VersionVector
+            var deleted: Bool
+            var encodedFields: EncodedObject
+            var unknownKeys: JSONObject
+
+            init(
+                id: RecordID, type: String, schemaVersion: Int64, lastModified: Timestamp?, modifiedBy: DeviceID?,
+                versionVector: VersionVector, deleted: Bool, encodedFields: EncodedObject, unknownKeys: JSONObject
+            ) {
+                self.id = id
+                self.type = type
+                self.schemaVersion = schemaVersion
+                self.lastModified = lastModified
+                self.modifiedBy = modifiedBy
+                self.versionVector = versionVector
+                self.deleted = deleted
+                self.encodedFields = encodedFields
+                self.unknownKeys = unknownKeys
+            }
+
+            func copy() -> Parts {
+                Parts(
+                    id: id, type: type, schemaVersion: schemaVersion, lastModified: lastModified, modifiedBy: modifiedBy,
+                    versionVector: versionVector, deleted: deleted, encodedFields: encodedFields,
+                    unknownKeys: unknownKeys)
+            }
+        }
+
+        private(set) var parts: Parts
+
+        private mutating func makeUnique() {
+            if !isKnownUniquelyReferenced(&parts) { parts = parts.copy() }
+        }
+
         /// The record's identity.
-        public var id: RecordID
+        public var id: RecordID {
+            get { parts.id }
+            set {
+                makeUnique()
+                parts.id = newValue
+            }
+        }
         /// The model's name: 1 to 128 Unicode scalars.
-        public var type: String
+        public var type: String {
+            get { parts.type }
+            set {
+                makeUnique()
+                parts.type = newValue
+            }
+        }
         /// The schema version of the shape that produced `fields`; at least 1.
-        public var schemaVersion: Int64
+        public var schemaVersion: Int64 {
+            get { parts.schemaVersion }
+            set {
+                makeUnique()
+                parts.schemaVersion = newValue
+            }
+        }
         /// When this version was made; nil sorts before every timestamp.
-        public var lastModified: Timestamp?
+        public var lastModified: Timestamp? {
+            get { parts.lastModified }
+            set {
+                makeUnique()
+                parts.lastModified = newValue
+            }
+        }
         /// The device that made this version.
-        public var modifiedBy: DeviceID?
+        public var modifiedBy: DeviceID? {
+            get { parts.modifiedBy }
+            set {
+                makeUnique()
+                parts.modifiedBy = newValue
+            }
+        }
         /// The edits in this version's history.
-        public var versionVector: VersionVector
+        public var versionVector: VersionVector {
+            get { parts.versionVector }
+            set {
+                makeUnique()
+                parts.versionVector = newValue
+            }
+        }
         /// Whether this version is a tombstone.
-        public var deleted: Bool
+        public var deleted: Bool {
+            get { parts.deleted }
+            set {
+                makeUnique()
+                parts.deleted = newValue
+            }
+        }
         /// The model's data, opaque to the merge, held as its interchange bytes: the merge
         /// compares and publishes them without building a tree (see ``fields``).
-        public var encodedFields: EncodedObject
+        public var encodedFields: EncodedObject {
+            get { parts.encodedFields }
+            set {
+                makeUnique()
+                parts.encodedFields = newValue
+            }
+        }
         /// Keys this format does not know, kept verbatim (never with a null value).
-        public var unknownKeys: JSONObject
+        public var unknownKeys: JSONObject {
+            get { parts.unknownKeys }
+            set {
+                makeUnique()
+                parts.unknownKeys = newValue
+            }
+        }
 
         /// A version from its parts.
         public init(
@@ -33,15 +130,10 @@ extension ReadOnly {
             deleted: Bool = false, fields: JSONObject = JSONObject(),
             unknownKeys: JSONObject = JSONObject()
         ) {
-            self.id = id
-            self.type = type
-            self.schemaVersion = schemaVersion
-            self.lastModified = lastModified
-            self.modifiedBy = modifiedBy
-            self.versionVector = versionVector
-            self.deleted = deleted
-            self.encodedFields = EncodedObject(fields)
-            self.unknownKeys = unknownKeys
+            self.init(
+                id: id, type: type, schemaVersion: schemaVersion, lastModified: lastModified, modifiedBy: modifiedBy,
+                versionVector: versionVector, deleted: deleted, encodedFields: EncodedObject(fields),
+                unknownKeys: unknownKeys)
         }
 
         /// A version whose `fields` are already in interchange bytes.
@@ -50,15 +142,9 @@ extension ReadOnly {
             modifiedBy: DeviceID? = nil, versionVector: VersionVector = VersionVector(),
             deleted: Bool = false, encodedFields: EncodedObject, unknownKeys: JSONObject = JSONObject()
         ) {
-            self.id = id
-            self.type = type
-            self.schemaVersion = schemaVersion
-            self.lastModified = lastModified
-            self.modifiedBy = modifiedBy
-            self.versionVector = versionVector
-            self.deleted = deleted
-            self.encodedFields = encodedFields
-            self.unknownKeys = unknownKeys
+            parts = Parts(
+                id: id, type: type, schemaVersion: schemaVersion, lastModified: lastModified, modifiedBy: modifiedBy,
+                versionVector: versionVector, deleted: deleted, encodedFields: encodedFields, unknownKeys: unknownKeys)
         }
 
         /// The model's data as a tree, parsed on each read from ``encodedFields``; setting it
@@ -75,7 +161,8 @@ extension ReadOnly {
 
 extension ReadOnly.Version: Hashable {
     public static func == (lhs: Self, rhs: Self) -> Bool {
-        lhs.id == rhs.id && lhs.type.utf8.elementsEqual(rhs.type.utf8)
+        if lhs.parts === rhs.parts { return true }
+        return lhs.id == rhs.id && lhs.type.utf8.elementsEqual(rhs.type.utf8)
             && lhs.schemaVersion == rhs.schemaVersion && lhs.lastModified == rhs.lastModified
             && lhs.modifiedBy == rhs.modifiedBy && lhs.versionVector == rhs.versionVector
             && lhs.deleted == rhs.deleted && lhs.encodedFields == rhs.encodedFields
