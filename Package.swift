@@ -28,9 +28,9 @@ let package = Package(
         .target(name: "SnapshotFormat"),
         // Pure: version vectors, the last-writer order, the merge, local edits. No I/O.
         .target(name: "SnapshotMerge", dependencies: ["SnapshotFormat"]),
-        // The only C: libinotifytools (Debian ships no pkg-config file: linked by name) and statfs.
+        // The only C: libinotifytools (Debian ships no pkg-config file: linked by name), statfs and mallopt.
         .systemLibrary(name: "CInotifyTools", providers: [.apt(["libinotifytools0-dev"])]),
-        // The only importer of CInotifyTools: one watcher per process, on its own thread.
+        // One watcher per process, on its own thread (SyncEngine imports CInotifyTools only for mallopt).
         .target(name: "Inotify", dependencies: ["CInotifyTools"]),
         // SQLite through GRDB: the storage contract.
         .target(
@@ -47,7 +47,7 @@ let package = Package(
         .target(
             name: "SyncEngine",
             dependencies: [
-                "SnapshotFormat", "SnapshotMerge", "SyncStore", "Inotify", "RecordSchemas",
+                "SnapshotFormat", "SnapshotMerge", "SyncStore", "Inotify", "RecordSchemas", "CInotifyTools",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "Crypto", package: "swift-crypto"),

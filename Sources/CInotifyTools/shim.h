@@ -5,3 +5,6 @@
 
 // statfs(2), to tell whether inotify can see other machines' changes on a file system.
 #include <sys/vfs.h>
+
+// mallopt(3), to let malloc grow its per-thread heaps in large steps (SyncEngine's MemoryAllocator).
+#include <malloc.h>

@@ -8,6 +8,21 @@ import SyncEngine
 /// `syncd`: the daemon that keeps this device in step with the shared folder.
 @main
 struct SyncdCommand: AsyncParsableCommand {
+    /// Tunes the allocator, then parses and runs as ArgumentParser's own `main` does.
+    static func main() async {
+        MemoryAllocator.tune()
+        do {
+            var command = try parseAsRoot()
+            if var command = command as? AsyncParsableCommand {
+                try await command.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            exit(withError: error)
+        }
+    }
+
     static let configuration = CommandConfiguration(
         commandName: "syncd",
         abstract: "Keep this device's records in step with a shared folder, in the foreground.",
