@@ -20,12 +20,6 @@ public final class SyncStore: Sendable {
             // few hundred bytes per record, written in passes of up to every record; larger
             // pages mean a quarter of the writes (each page goes to the WAL, then to the file).
             try db.execute(sql: "PRAGMA page_size = 16384")
-            // A merge pass may write every record in one transaction. With SQLite's default
-            // 2 MB page cache, such a transaction spills pages to the WAL before it commits,
-            // and writes many of them again (the B-tree's inner pages change with every insert).
-            // Up to 128 MB of cache (allocated only as pages are used) lets each page reach the
-            // WAL once.
-            try db.execute(sql: "PRAGMA cache_size = -131072")
         }
         let opening = try OpeningLock(databasePath: path)
         writer = try DatabasePool(path: path, configuration: configuration)
