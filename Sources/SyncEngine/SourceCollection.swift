@@ -16,6 +16,8 @@ struct SourceCollection {
     var liveRecords: Int?
     /// This device's own file, when this pass read it cleanly.
     var ownFileRead: OwnFileRead?
+    /// The files of this pass (by their index in the load) whose versions all went to the merge.
+    var mergedLoads: Set<Int> = []
     /// The record digests to keep for each file whose records all merge in this pass.
     var recordDigests: [String: [UInt8]] = [:]
 }
@@ -106,17 +108,17 @@ extension SyncDevice {
         // Reading and parsing are independent per file: do them on every core, then take the
         // results in name order so the report and the merge do not depend on timing.
         let loaded = loadInParallel(pending.map(\.name))
-        for ((name, status), load) in zip(pending, loaded) {
+        for (index, ((name, status), load)) in zip(pending, loaded).enumerated() {
             absorb(
-                load, name: name, listed: status, previous: known[name], hasPublished: hasPublished, now: now,
-                acceptDeletions: acceptDeletions, into: &collection)
+                load, at: index, name: name, listed: status, previous: known[name], hasPublished: hasPublished,
+                now: now, acceptDeletions: acceptDeletions, into: &collection)
         }
         return collection
     }
 
     /// Takes what loading one file gave into the collection: its row, its outcome, its versions.
     private func absorb(
-        _ load: LoadedSource, name: String, listed: FileStatus, previous: StoredSource?, hasPublished: Bool,
+        _ load: LoadedSource, at loadIndex: Int, name: String, listed: FileStatus, previous: StoredSource?, hasPublished: Bool,
         now: Timestamp, acceptDeletions: Set<String>, into collection: inout SourceCollection
     ) {
         let status = load.status ?? listed
@@ -138,6 +140,7 @@ extension SyncDevice {
         let reading: SnapshotReading
         let bytes: [UInt8]
         let digests: RecordDigests
+        let copiedFrom: [Int32]
         switch load {
         case .unreadable(let error):
             outcome.status =
@@ -152,10 +155,11 @@ extension SyncDevice {
             row.lastProblem = error.description
             logger.warning("source not merged", metadata: ["source.name": "\(name)", "reason": "\(error)"])
             return
-        case .read(let read, let ownBytes, _, let recordDigests):
+        case .read(let read, let ownBytes, _, let recordDigests, let copies):
             reading = read
             bytes = ownBytes
             digests = recordDigests
+            copiedFrom = copies
         }
         outcome.device = reading.device.rawValue
         outcome.role = reading.role == .own ? "own" : "copy"
@@ -215,7 +219,24 @@ extension SyncDevice {
             if schemas.newerVersionNote(for: version) != nil { newerSchemas += 1 }
             if !schemaProblems.isEmpty { fitting.append(version) }
         }
-        collection.incoming.add(schemaProblems.isEmpty ? reading.versions : fitting)
+        if schemaProblems.isEmpty {
+            // A version copied from an earlier file whose versions all went to the merge is there
+            // already: merging it twice changes nothing, so it is left out.
+            collection.mergedLoads.insert(loadIndex)
+            if copiedFrom.isEmpty {
+                collection.incoming.add(reading.versions)
+            } else {
+                var distinct: [ReadOnly.Version] = []
+                distinct.reserveCapacity(reading.versions.count)
+                for (version, holder) in zip(reading.versions, copiedFrom)
+                where holder < 0 || !collection.mergedLoads.contains(Int(holder)) {
+                    distinct.append(version)
+                }
+                collection.incoming.add(distinct)
+            }
+        } else {
+            collection.incoming.add(fitting)
+        }
         if !schemaProblems.isEmpty {
             outcome.rejectedRecords += schemaProblems
             let note = "\(schemaProblems.count) version(s) do not fit their schema, first: \(schemaProblems[0])"

@@ -12,13 +12,15 @@ enum LoadedSource: Sendable {
     case invalid(SnapshotFileProblem, FileStatus)
     /// The file was read and parsed; `ownBytes` are its bytes only when it is under this device's
     /// name (to recognize what this device wrote), empty otherwise.
-    case read(SnapshotReading, ownBytes: [UInt8], FileStatus, digests: RecordDigests)
+    /// Read. `copiedFrom` gives, for each version, the index (in this load) of an earlier file
+    /// whose identical element gave it too, or -1; empty when no version was.
+    case read(SnapshotReading, ownBytes: [UInt8], FileStatus, digests: RecordDigests, copiedFrom: [Int32] = [])
 
     /// The status of the very file read, when it was opened.
     var status: FileStatus? {
         switch self {
         case .unreadable: nil
-        case .invalid(_, let status), .read(_, _, let status, _): status
+        case .invalid(_, let status), .read(_, _, let status, _, _): status
         }
     }
 }
@@ -100,15 +102,22 @@ extension SyncDevice {
             case .split(let bytes, let split, let digests, _, _):
                 var elements: [ElementReading?] = []
                 elements.reserveCapacity(split.elements.count)
+                // The versions in the order `assemble` gives them, and where each was copied from.
+                var copiedFrom: [Int32] = []
+                var anyCopied = false
                 for plan in plans[fileIndex] {
                     switch plan {
                     case .skip: elements.append(nil)
-                    case .read(let at): elements.append(read[at])
+                    case .read(let at):
+                        elements.append(read[at])
+                        copiedFrom += repeatElement(-1, count: read[at].versions.count)
                     case .copy(let holderFile, let holderElement):
                         guard case .read(let at) = plans[holderFile][holderElement] else {
                             preconditionFailure("an element is copied from one that is read")
                         }
                         elements.append(read[at])
+                        copiedFrom += repeatElement(Int32(holderFile), count: read[at].versions.count)
+                        anyCopied = true
                     }
                 }
                 let status = file.status!
@@ -122,7 +131,8 @@ extension SyncDevice {
                 var recordDigests = RecordDigests()
                 for (index, digest) in digests.enumerated() { recordDigests.append(digest, at: index) }
                 return .read(
-                    reading, ownBytes: reading.device == device ? bytes : [], status, digests: recordDigests)
+                    reading, ownBytes: reading.device == device ? bytes : [], status, digests: recordDigests,
+                    copiedFrom: anyCopied ? copiedFrom : [])
             }
         }
     }
