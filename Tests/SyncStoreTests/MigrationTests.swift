@@ -16,6 +16,7 @@ struct MigrationTests {
                 "v1: versions, records, sources, publications", "v2: source warnings apart from problems",
                 "v3: each record's published line", "v4: publications adopted from another writer",
                 "v5: one row per record, digests of each source's records", "v6: each record's line digest",
+                "v7: no index on record type",
             ])
     }
 
@@ -47,7 +48,7 @@ struct MigrationTests {
         let store = try SyncStore(path: path)
 
         // Then it is migrated and every row is there, unchanged
-        #expect(try store.appliedMigrations().count == 6)
+        #expect(try store.appliedMigrations().count == 7)
         try store.reading { session in
             #expect(try session.owner() == DeviceID("laptop"))
             #expect(try session.record(record.id) == record)
@@ -184,6 +185,27 @@ struct MigrationTests {
         }
         #expect(try store.reading { try Data.fetchOne($0.db, sql: "SELECT lineDigest FROM record") } == nil)
         #expect(try digests() == [changed.withUnsafeBytes { LineDigest.of($0) }])
+    }
+
+    @Test("v7 keeps every record a v6 database holds and drops the type index; listing by type still works")
+    func v6ToV7() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.path("store.sqlite")
+        let record = Self.recordWithConflict()
+        do {
+            let old = try SyncStore(path: path, upTo: "v6: each record's line digest")
+            try old.transaction { try $0.save(record, at: Timestamp(milliseconds: 5), isNew: true) }
+        }
+        let store = try SyncStore(path: path)
+        try store.reading { session in
+            #expect(try session.record(record.id) == record)
+            #expect(try session.records(type: record.version.type) == [record])
+            #expect(try session.records(type: "Other").isEmpty)
+            #expect(try session.counts() == RecordCounts(live: 1, deleted: 0, inConflict: 1, benignOnly: 0))
+            let indexes = try String.fetchAll(session.db, sql: "SELECT name FROM sqlite_master WHERE type = 'index'")
+            #expect(!indexes.contains("index_record_on_type"))
+        }
     }
 
     /// Writes a record with only the columns v1 and v2 had (no published line).
