@@ -5,23 +5,15 @@ public enum SnapshotReader {
     /// A problem with the file as a whole throws; a problem with one record (or one conflict
     /// entry) only drops that record (or entry) and is listed in ``SnapshotReading/problems``.
     ///
-    /// - Parameter skipping: called with each element of `records` (its index and its bytes)
-    ///   before it is read; returning true skips it: it gives no versions and no problems, and
-    ///   still counts in ``SnapshotReading/recordCount``. Only an element whose very bytes were
-    ///   read before without a problem may be skipped: the file is then valid JSON exactly when
-    ///   it would be if the element were read. Not called for a file the fast path declines.
-    ///   Finding an element's bytes before reading it costs a pass over them: give it only when
-    ///   some element may be skipped.
     /// - Parameter observing: called with each element's index and bytes after it is read (and
     ///   not skipped), when the fast path reads the file.
     public static func read(
-        bytes: [UInt8], fileName: String, skipping: ((Int, UnsafeBufferPointer<UInt8>) -> Bool)? = nil,
-        observing: ((Int, UnsafeBufferPointer<UInt8>) -> Void)? = nil
+        bytes: [UInt8], fileName: String, observing: ((Int, UnsafeBufferPointer<UInt8>) -> Void)? = nil
     ) throws(SnapshotFileProblem) -> SnapshotReading {
         // The fast path reads every regular record without building trees. Whatever it cannot
         // vouch for (invalid JSON anywhere, a top level of an unusual shape) is read again by the
         // plain path below, which gives every message; both give the same reading.
-        let elements = ElementHooks(skipping: skipping, observing: observing)
+        let elements = ElementHooks(observing: observing)
         if let reading = try readFast(bytes: bytes, fileName: fileName, elements: elements) { return reading }
         return try readPlain(bytes: bytes, fileName: fileName)
     }
@@ -147,16 +139,8 @@ public enum SnapshotReader {
             guard parser.position < input.count else { throw parser.truncated() }
             let start = parser.position
             parser.baseDepth = 0
-            if let skipping = elements.skipping, let end = parser.endOfElement(),
-                skipping(index, UnsafeBufferPointer(rebasing: input[start..<end]))
-            {
-                // Byte for byte an element read cleanly before: known valid, already merged.
-                parser.position = end
-            } else {
-                parser.position = start
-                try readElement(&parser, input: input, at: index, into: &reading)
-                elements.observing?(index, UnsafeBufferPointer(rebasing: input[start..<parser.position]))
-            }
+            try readElement(&parser, input: input, at: index, into: &reading)
+            elements.observing?(index, UnsafeBufferPointer(rebasing: input[start..<parser.position]))
             index += 1
             parser.skipWhitespace()
             guard parser.position < input.count else { throw parser.truncated() }
@@ -232,9 +216,8 @@ public enum SnapshotReader {
         }
     }
 
-    /// What the caller of ``read(bytes:fileName:skipping:observing:)`` asks to see of each element.
+    /// What the caller of ``read(bytes:fileName:observing:)`` asks to see of each element.
     struct ElementHooks {
-        var skipping: ((Int, UnsafeBufferPointer<UInt8>) -> Bool)? = nil
         var observing: ((Int, UnsafeBufferPointer<UInt8>) -> Void)? = nil
     }
 
@@ -339,7 +322,7 @@ public enum SnapshotReader {
 /// every core, and only once for an element that several files hold byte for byte (the common
 /// case: most records are the same version on every device). ``SnapshotReader/split(_:)``,
 /// ``SnapshotReader/readElement(of:at:)`` and ``SnapshotReader/assemble(_:fileName:elements:)``
-/// give exactly what ``SnapshotReader/read(bytes:fileName:skipping:observing:)`` gives.
+/// give exactly what ``SnapshotReader/read(bytes:fileName:observing:)`` gives.
 public struct SplitSnapshot: Sendable {
     /// The top-level members other than `records`.
     let top: JSONObject
@@ -363,7 +346,7 @@ public struct ElementReading: Sendable {
 extension SnapshotReader {
     /// Reads the top level of `bytes` and finds the elements of its `records` by structure alone;
     /// nil when the file is not of the usual shape or not valid JSON at the top level (then
-    /// ``read(bytes:fileName:skipping:observing:)`` must read it).
+    /// ``read(bytes:fileName:observing:)`` must read it).
     public static func split(_ bytes: [UInt8]) -> SplitSnapshot? {
         bytes.withUnsafeBufferPointer { input -> SplitSnapshot? in
             var parser = StrictJSONParser(input)
@@ -477,7 +460,7 @@ extension SnapshotReader {
 
     /// The reading of a split file from its elements' readings, in order (nil for an element
     /// skipped as already merged). Nil when an element is not valid JSON (then
-    /// ``read(bytes:fileName:skipping:observing:)`` must read the file, and says why).
+    /// ``read(bytes:fileName:observing:)`` must read the file, and says why).
     public static func assemble(_ split: SplitSnapshot, fileName: String, elements: [ElementReading?])
         throws(SnapshotFileProblem) -> SnapshotReading?
     {
