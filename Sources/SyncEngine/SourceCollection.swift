@@ -1,4 +1,7 @@
 import Crypto
+import Dispatch
+import SnapshotMerge
+import Synchronization
 import SnapshotFormat
 import SyncStore
 
@@ -37,27 +40,70 @@ struct IncomingVersions {
 
     /// Calls `body` with each record's id and every version of it, in id order.
     func forEachRecord(_ body: (RecordID, [ReadOnly.Version]) throws -> Void) rethrows {
-        var order: [(id: RecordID, batch: Int32, index: Int32)] = []
+        try forEachRecord(in: sortedOrder()[...], body)
+    }
+
+    /// One entry per version, sorted by record id.
+    private func sortedOrder() -> [Entry] {
+        var order: [Entry] = []
         order.reserveCapacity(batches.reduce(0) { $0 + $1.count })
         for (batch, versions) in batches.enumerated() {
             for (index, version) in versions.enumerated() {
-                order.append((version.id, Int32(batch), Int32(index)))
+                order.append(Entry(id: version.id, batch: Int32(batch), index: Int32(index)))
             }
         }
         order.sort { $0.id < $1.id }
+        return order
+    }
+
+    private struct Entry {
+        var id: RecordID
+        var batch: Int32
+        var index: Int32
+    }
+
+    private func forEachRecord(in order: ArraySlice<Entry>, _ body: (RecordID, [ReadOnly.Version]) throws -> Void)
+        rethrows
+    {
         var group: [ReadOnly.Version] = []
-        var start = 0
-        while start < order.count {
+        var start = order.startIndex
+        while start < order.endIndex {
             let id = order[start].id
             var end = start
             group.removeAll(keepingCapacity: true)
-            while end < order.count, order[end].id == id {
+            while end < order.endIndex, order[end].id == id {
                 group.append(batches[Int(order[end].batch)][Int(order[end].index)])
                 end += 1
             }
             try body(id, group)
             start = end
         }
+    }
+
+    /// Every record merged from these versions alone (as for a store that holds none of them),
+    /// in id order, with its line and digest: the pure part of a cold merge, done on every core.
+    func mergedAlone() -> [(record: ReadOnly.Record, line: StoredLine)] {
+        let order = sortedOrder()
+        // Chunks that end where a record's versions end.
+        var bounds = [0]
+        let chunkSize = max(1024, order.count / 32)
+        while let last = bounds.last, last < order.count {
+            var end = min(order.count, last + chunkSize)
+            while end < order.count, order[end].id == order[end - 1].id { end += 1 }
+            bounds.append(end)
+        }
+        let chunks = bounds.count - 1
+        let ends = bounds
+        let results = Mutex([[(record: ReadOnly.Record, line: StoredLine)]](repeating: [], count: chunks))
+        DispatchQueue.concurrentPerform(iterations: chunks) { chunk in
+            var merged: [(record: ReadOnly.Record, line: StoredLine)] = []
+            forEachRecord(in: order[ends[chunk]..<ends[chunk + 1]]) { _, versions in
+                guard let record = RecordMerge.merge(versions) else { return }
+                merged.append((record, StoredLine(of: record)))
+            }
+            results.withLock { $0[chunk] = merged }
+        }
+        return results.withLock { $0.flatMap { $0 } }
     }
 }
 

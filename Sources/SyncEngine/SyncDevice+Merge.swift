@@ -40,26 +40,40 @@ extension SyncDevice {
         removeStaleTemporaryFiles()
         var collection = try collectSources(now: now, rereadAll: rereadAll, acceptDeletions: acceptDeletions)
         collection.report.timings.read = Self.milliseconds(since: &started, stopwatch)
+        // A store that holds no record yet (a cold merge) has nothing to look up: every record is
+        // merged from the files alone, and that pure work (merging, serializing, hashing) is done
+        // on every core before the transaction, which then only inserts.
+        let mergedAlone =
+            try store.reading { try $0.isEmpty() } ? collection.incoming.mergedAlone() : nil
         let result: (Publication?, Edit?)
         do {
             result = try store.transaction { session -> (Publication?, Edit?) in
                 var changedRecords = 0
-                // A cold merge into an empty store has nothing to look up.
                 let storeWasEmpty = try session.isEmpty()
                 // Then the records saved here, in id order, are the whole store: the file is built
                 // from their lines instead of reading them back.
                 var savedLines: [StoredLine] = []
-                // In id order: the store's B-tree then grows at its end instead of splitting pages at random.
                 var report = collection.report
-                try collection.incoming.forEachRecord { id, versions in
-                    let held = storeWasEmpty ? nil : try session.record(id)
-                    guard let merged = RecordMerge.merge(held: held, incoming: versions), merged != held else {
-                        return
+                if storeWasEmpty, let mergedAlone {
+                    savedLines.reserveCapacity(mergedAlone.count)
+                    for (record, line) in mergedAlone {
+                        tally(from: nil, to: record, into: &report)
+                        try session.save(record, as: line, at: now, isNew: true)
+                        savedLines.append(line)
                     }
-                    tally(from: held, to: merged, into: &report)
-                    let line = try session.save(merged, at: now, isNew: held == nil)
-                    if storeWasEmpty { savedLines.append(line) }
-                    changedRecords += 1
+                    changedRecords = mergedAlone.count
+                } else {
+                    // In id order: the store's B-tree grows at its end instead of splitting pages at random.
+                    try collection.incoming.forEachRecord { id, versions in
+                        let held = storeWasEmpty ? nil : try session.record(id)
+                        guard let merged = RecordMerge.merge(held: held, incoming: versions), merged != held else {
+                            return
+                        }
+                        tally(from: held, to: merged, into: &report)
+                        let line = try session.save(merged, at: now, isNew: held == nil)
+                        if storeWasEmpty { savedLines.append(line) }
+                        changedRecords += 1
+                    }
                 }
                 collection.report = report
                 for row in collection.rows where row != collection.previousRows[row.name] { try session.save(row) }

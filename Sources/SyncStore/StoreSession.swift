@@ -45,6 +45,15 @@ public struct StoreSession {
     /// - Returns: the line stored for the record (its published form) and its digest.
     @discardableResult
     public func save(_ record: ReadOnly.Record, at now: Timestamp, isNew: Bool = false) throws -> StoredLine {
+        let line = record.interchangeLine
+        let stored = StoredLine(line: line, digest: line.withUnsafeBytes { LineDigest.of($0) })
+        try save(record, as: stored, at: now, isNew: isNew)
+        return stored
+    }
+
+    /// Saves `record` with its line and digest already made (``ReadOnly/Record/interchangeLine``,
+    /// ``LineDigest``), as ``save(_:at:isNew:)`` does.
+    public func save(_ record: ReadOnly.Record, as stored: StoredLine, at now: Timestamp, isNew: Bool = false) throws {
         // One row per record, through a cached prepared statement: a merge pass saves up to
         // every record in one transaction.
         let statement = try db.cachedStatement(
@@ -64,8 +73,8 @@ public struct StoreSession {
         let raw = statement.sqliteStatement
         sqlite3_reset(raw)
         sqlite3_clear_bindings(raw)
-        let line = record.interchangeLine
-        let digest = line.withUnsafeBytes { LineDigest.of($0) }
+        let line = stored.line
+        let digest = stored.digest
         Self.bindText(record.id.rawValue, at: 1, in: raw)
         Self.bindText(record.version.type, at: 2, in: raw)
         let code = line.withUnsafeBytes { bytes in
@@ -83,7 +92,6 @@ public struct StoreSession {
                 resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)),
                 sql: statement.sql)
         }
-        return StoredLine(line: line, digest: digest)
     }
 
     /// Binds `text` by its UTF-8 bytes and length (a NUL inside it stays).
@@ -320,6 +328,18 @@ public struct StoredLine: Sendable {
     public var line: [UInt8]
     /// Its ``LineDigest``.
     public var digest: [UInt8]
+
+    /// A line and its digest.
+    public init(line: [UInt8], digest: [UInt8]) {
+        self.line = line
+        self.digest = digest
+    }
+
+    /// The line of `record` and its digest.
+    public init(of record: ReadOnly.Record) {
+        line = record.interchangeLine
+        digest = line.withUnsafeBytes { LineDigest.of($0) }
+    }
 }
 
 /// The digest of a record's line: the first 16 bytes of its SHA-256.
