@@ -13,8 +13,7 @@ public enum SnapshotReader {
         // The fast path reads every regular record without building trees. Whatever it cannot
         // vouch for (invalid JSON anywhere, a top level of an unusual shape) is read again by the
         // plain path below, which gives every message; both give the same reading.
-        let elements = ElementHooks(observing: observing)
-        if let reading = try readFast(bytes: bytes, fileName: fileName, elements: elements) { return reading }
+        if let reading = try readFast(bytes: bytes, fileName: fileName, observing: observing) { return reading }
         return try readPlain(bytes: bytes, fileName: fileName)
     }
 
@@ -45,116 +44,23 @@ public enum SnapshotReader {
         return reading
     }
 
-    /// The fast path: records scanned one by one (``StrictJSONParser/scanRecord(into:depth:)``),
-    /// falling back to the tree only for the records it calls irregular. Nil when the plain path
-    /// must read the file (it is not valid JSON, or its top level is not the usual shape).
-    static func readFast(bytes: [UInt8], fileName: String, elements: ElementHooks = ElementHooks())
-        throws(SnapshotFileProblem) -> SnapshotReading?
-    {
-        let scanned: (top: JSONObject, versions: [ReadOnly.Version], problems: [RecordProblem], count: Int)?
-        scanned = bytes.withUnsafeBufferPointer { input in
-            var parser = StrictJSONParser(input)
-            do throws(JSONParseError) {
-                return try scanDocument(&parser, input: input, elements: elements)
-            } catch {
-                return nil
+    /// The fast path: the file split into its elements, each read by the record scanner (or, when
+    /// the scanner calls it irregular, through the tree), then put together. Nil when the plain
+    /// path must read the file (it is not valid JSON, or its top level is not the usual shape).
+    static func readFast(
+        bytes: [UInt8], fileName: String, observing: ((Int, UnsafeBufferPointer<UInt8>) -> Void)? = nil
+    ) throws(SnapshotFileProblem) -> SnapshotReading? {
+        guard let split = split(bytes) else { return nil }
+        var buffers = ParserBuffers()
+        let elements = bytes.withUnsafeBufferPointer { input in
+            split.elements.enumerated().map { index, range -> ElementReading? in
+                let element = UnsafeBufferPointer(rebasing: input[range])
+                let reading = readElement(of: element, at: index, reusing: &buffers)
+                if reading.isValidJSON { observing?(index, element) }
+                return reading
             }
         }
-        guard let scanned else { return nil }
-        let header = try readHeader(scanned.top, fileName: fileName)
-        var reading = SnapshotReading(
-            device: header.device, role: header.role, generation: header.generation,
-            writtenAt: nil, versions: scanned.versions, problems: scanned.problems, warnings: [],
-            recordCount: scanned.count)
-        readWrittenAt(scanned.top, into: &reading)
-        return reading
-    }
-
-    /// Scans the top-level object: `records` record by record, every other member as a tree.
-    /// Nil when the document is valid but not of the usual shape (`records` not an array, the
-    /// top level not an object, no `records`).
-    private static func scanDocument(
-        _ parser: inout StrictJSONParser, input: UnsafeBufferPointer<UInt8>, elements: ElementHooks
-    ) throws(JSONParseError) -> (top: JSONObject, versions: [ReadOnly.Version], problems: [RecordProblem], count: Int)?
-    {
-        if input.count >= 3, input[0] == 0xEF, input[1] == 0xBB, input[2] == 0xBF { parser.position = 3 }
-        parser.skipWhitespace()
-        guard parser.position < input.count, input[parser.position] == UInt8(ascii: "{") else { return nil }
-        parser.position += 1
-        var top = JSONObject()
-        var reading = SnapshotReading(
-            device: DeviceID("scanning")!, role: .own, generation: 1, writtenAt: nil, versions: [], problems: [],
-            warnings: [], recordCount: 0)
-        var sawRecords = false
-        parser.skipWhitespace()
-        if parser.position < input.count, input[parser.position] == UInt8(ascii: "}") { return nil }
-        while true {
-            parser.skipWhitespace()
-            guard parser.position < input.count, input[parser.position] == UInt8(ascii: "\"") else { return nil }
-            let key = try parser.parseString(isKey: true)
-            let isRecords = key.utf8.elementsEqual("records".utf8)
-            if isRecords ? sawRecords : top[key] != nil { return nil }  // a duplicate key
-            parser.skipWhitespace()
-            guard parser.position < input.count, input[parser.position] == UInt8(ascii: ":") else { return nil }
-            parser.position += 1
-            parser.skipWhitespace()
-            if isRecords {
-                guard parser.position < input.count, input[parser.position] == UInt8(ascii: "[") else { return nil }
-                sawRecords = true
-                try scanRecords(&parser, input: input, elements: elements, into: &reading)
-            } else {
-                parser.baseDepth = 1
-                top[key] = try parser.parseValue()
-            }
-            parser.skipWhitespace()
-            guard parser.position < input.count else { return nil }
-            if input[parser.position] == UInt8(ascii: ",") {
-                parser.position += 1
-                continue
-            }
-            guard input[parser.position] == UInt8(ascii: "}") else { return nil }
-            parser.position += 1
-            break
-        }
-        parser.skipWhitespace()
-        guard parser.position == input.count, sawRecords else { return nil }
-        return (top, reading.versions, reading.problems, reading.recordCount)
-    }
-
-    /// Scans the `records` array at `position`: regular records directly, irregular ones (and
-    /// elements that are not objects) through the tree and the plain path's rules.
-    private static func scanRecords(
-        _ parser: inout StrictJSONParser, input: UnsafeBufferPointer<UInt8>, elements: ElementHooks,
-        into reading: inout SnapshotReading
-    ) throws(JSONParseError) {
-        parser.position += 1
-        parser.skipWhitespace()
-        if parser.position < input.count, input[parser.position] == UInt8(ascii: "]") {
-            parser.position += 1
-            return
-        }
-        var index = 0
-        while true {
-            parser.skipWhitespace()
-            guard parser.position < input.count else { throw parser.truncated() }
-            let start = parser.position
-            parser.baseDepth = 0
-            try readElement(&parser, input: input, at: index, into: &reading)
-            elements.observing?(index, UnsafeBufferPointer(rebasing: input[start..<parser.position]))
-            index += 1
-            parser.skipWhitespace()
-            guard parser.position < input.count else { throw parser.truncated() }
-            if input[parser.position] == UInt8(ascii: ",") {
-                parser.position += 1
-                continue
-            }
-            guard input[parser.position] == UInt8(ascii: "]") else {
-                throw parser.unexpectedCharacter(context: " (expected ',' or ']')")
-            }
-            parser.position += 1
-            reading.recordCount = index
-            return
-        }
+        return try assemble(split, fileName: fileName, elements: elements)
     }
 
     /// Reads the element at `position`: a regular record by the scanner, anything else through
@@ -214,11 +120,6 @@ public enum SnapshotReader {
                 "writtenAt \(other.briefDescription) is not a valid timestamp (informational only; the file still merges)"
             )
         }
-    }
-
-    /// What the caller of ``read(bytes:fileName:observing:)`` asks to see of each element.
-    struct ElementHooks {
-        var observing: ((Int, UnsafeBufferPointer<UInt8>) -> Void)? = nil
     }
 
     private struct Header {

@@ -223,13 +223,16 @@ extension SyncDevice {
                 "its generation went backwards from \(highest) to \(reading.generation) (restored from a backup?); merged anyway"
             )
         }
+        // A file under this device's name is digested once (it holds every record: tens of MB).
+        let recordsDigest = reading.device == device ? Self.recordsDigest(of: bytes) : nil
+        let fileDigest = reading.device == device ? Self.fileDigest(of: bytes, recordsDigest: recordsDigest) : ""
         if reading.device == device, reading.role == .own, reading.problems.isEmpty {
-            let recordsDigest = Self.recordsDigest(of: bytes)
             collection.ownFileRead = OwnFileRead(
-                generation: reading.generation, recordsDigest: recordsDigest,
-                fileDigest: Self.fileDigest(of: bytes, recordsDigest: recordsDigest))
+                generation: reading.generation, recordsDigest: recordsDigest, fileDigest: fileDigest)
         }
-        if reading.device == device, hasPublished, let impostor = try? impostorWarning(reading, bytes: bytes) {
+        if reading.device == device, hasPublished,
+            let impostor = try? impostorWarning(reading, bytes: bytes, fileDigest: fileDigest)
+        {
             notes.append(impostor)
         }
         notes += futureVersionWarnings(reading.versions, now: now)
@@ -357,7 +360,7 @@ extension SyncDevice {
     }
 
     /// A loud warning when a file under this device's name is not one this device wrote.
-    private func impostorWarning(_ reading: SnapshotReading, bytes: [UInt8]) throws -> String? {
+    private func impostorWarning(_ reading: SnapshotReading, bytes: [UInt8], fileDigest: String) throws -> String? {
         let publication = try store.reading { try $0.publication(generation: reading.generation) }
         guard let publication else {
             return
@@ -369,7 +372,7 @@ extension SyncDevice {
         }
         // Files written before the digest of header, footer and records was kept hold the SHA-256 of the whole file.
         guard
-            publication.fileDigest == Self.fileDigest(of: bytes, recordsDigest: Self.recordsDigest(of: bytes))
+            publication.fileDigest == fileDigest
                 || publication.fileDigest == SHA256.hash(data: bytes).hexString
         else {
             return

@@ -1,23 +1,11 @@
 import ArgumentParser
 import SyncCommandLine
-import SyncEngine
 
 /// `syncctl`: the manual tool of SnapshotSync.
 @main
 struct SyncctlCommand: AsyncParsableCommand {
-    /// Tunes the allocator, then parses and runs as ArgumentParser's own `main` does.
     static func main() async {
-        MemoryAllocator.tune()
-        do {
-            var command = try parseAsRoot()
-            if var command = command as? AsyncParsableCommand {
-                try await command.run()
-            } else {
-                try command.run()
-            }
-        } catch {
-            exit(withError: error)
-        }
+        await mainWithTunedAllocator()
     }
 
     static let configuration = CommandConfiguration(

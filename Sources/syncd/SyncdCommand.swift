@@ -8,19 +8,8 @@ import SyncEngine
 /// `syncd`: the daemon that keeps this device in step with the shared folder.
 @main
 struct SyncdCommand: AsyncParsableCommand {
-    /// Tunes the allocator, then parses and runs as ArgumentParser's own `main` does.
     static func main() async {
-        MemoryAllocator.tune()
-        do {
-            var command = try parseAsRoot()
-            if var command = command as? AsyncParsableCommand {
-                try await command.run()
-            } else {
-                try command.run()
-            }
-        } catch {
-            exit(withError: error)
-        }
+        await mainWithTunedAllocator()
     }
 
     static let configuration = CommandConfiguration(
