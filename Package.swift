@@ -28,7 +28,8 @@ let package = Package(
         .target(name: "SnapshotFormat"),
         // Pure: version vectors, the last-writer order, the merge, local edits. No I/O.
         .target(name: "SnapshotMerge", dependencies: ["SnapshotFormat"]),
-        // The only C: libinotifytools (Debian ships no pkg-config file: linked by name), statfs and mallopt.
+        // The only C: libinotifytools (Debian ships no pkg-config file: linked by name), statfs, mallopt
+        // and sync_file_range.
         .systemLibrary(name: "CInotifyTools", providers: [.apt(["libinotifytools0-dev"])]),
         // One watcher per process, on its own thread (SyncEngine imports CInotifyTools only for mallopt).
         .target(name: "Inotify", dependencies: ["CInotifyTools"]),

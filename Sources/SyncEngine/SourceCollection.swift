@@ -44,7 +44,7 @@ struct IncomingVersions {
     }
 
     /// One entry per version, sorted by record id.
-    private func sortedOrder() -> [Entry] {
+    fileprivate func sortedOrder() -> [Entry] {
         var order: [Entry] = []
         order.reserveCapacity(batches.reduce(0) { $0 + $1.count })
         for (batch, versions) in batches.enumerated() {
@@ -56,13 +56,13 @@ struct IncomingVersions {
         return order
     }
 
-    private struct Entry {
+    fileprivate struct Entry {
         var id: RecordID
         var batch: Int32
         var index: Int32
     }
 
-    private func forEachRecord(in order: ArraySlice<Entry>, _ body: (RecordID, [ReadOnly.Version]) throws -> Void)
+    fileprivate func forEachRecord(in order: ArraySlice<Entry>, _ body: (RecordID, [ReadOnly.Version]) throws -> Void)
         rethrows
     {
         var group: [ReadOnly.Version] = []
@@ -80,10 +80,22 @@ struct IncomingVersions {
         }
     }
 
-    /// Every record merged from these versions alone (as for a store that holds none of them),
-    /// in id order, with its line and digest: the pure part of a cold merge, done on every core.
-    func mergedAlone() -> [(record: ReadOnly.Record, line: StoredLine)] {
-        let order = sortedOrder()
+}
+
+/// Every record merged from a pass's versions alone (as for a store that holds none of them),
+/// with its line and digest: the pure part of a cold merge. It runs in the background on every
+/// core, in chunks in id order, and each chunk can be taken as soon as it is ready, so the
+/// transaction inserts (and the file is written) while later chunks are still being merged.
+final class MergedAlone: Sendable {
+    typealias Merged = (record: ReadOnly.Record, line: StoredLine)
+    /// Chunks, in id order.
+    let chunkCount: Int
+    private let ready: [DispatchGroup]
+    private let chunks: Mutex<[[Merged]]>
+
+    /// Starts merging `incoming`'s records in the background.
+    init(_ incoming: IncomingVersions) {
+        let order = incoming.sortedOrder()
         // Chunks that end where a record's versions end.
         var bounds = [0]
         let chunkSize = max(1024, order.count / 32)
@@ -92,18 +104,41 @@ struct IncomingVersions {
             while end < order.count, order[end].id == order[end - 1].id { end += 1 }
             bounds.append(end)
         }
-        let chunks = bounds.count - 1
-        let ends = bounds
-        let results = Mutex([[(record: ReadOnly.Record, line: StoredLine)]](repeating: [], count: chunks))
-        DispatchQueue.concurrentPerform(iterations: chunks) { chunk in
-            var merged: [(record: ReadOnly.Record, line: StoredLine)] = []
-            forEachRecord(in: order[ends[chunk]..<ends[chunk + 1]]) { _, versions in
-                guard let record = RecordMerge.merge(versions) else { return }
-                merged.append((record, StoredLine(of: record)))
-            }
-            results.withLock { $0[chunk] = merged }
+        let count = bounds.count - 1
+        chunkCount = count
+        ready = (0..<count).map { _ in
+            let group = DispatchGroup()
+            group.enter()
+            return group
         }
-        return results.withLock { $0.flatMap { $0 } }
+        chunks = Mutex(Array(repeating: [], count: count))
+        guard count > 0 else { return }
+        let ends = bounds
+        DispatchQueue.global().async { [ready, self] in
+            // Chunks are handed to the cores in increasing order, so the first ones are ready first.
+            DispatchQueue.concurrentPerform(iterations: count) { chunk in
+                var merged: [Merged] = []
+                incoming.forEachRecord(in: order[ends[chunk]..<ends[chunk + 1]]) { _, versions in
+                    guard let record = RecordMerge.merge(versions) else { return }
+                    merged.append((record, StoredLine(of: record)))
+                }
+                self.chunks.withLock { $0[chunk] = merged }
+                ready[chunk].leave()
+            }
+        }
+    }
+
+    /// Calls `body` with every merged record, in id order, waiting for each chunk to be ready.
+    func forEach(_ body: (Merged) throws -> Void) rethrows {
+        for index in 0..<chunkCount {
+            ready[index].wait()
+            for merged in chunks.withLock({ $0[index] }) { try body(merged) }
+        }
+    }
+
+    /// Waits until every chunk is merged (so no work outlives its pass).
+    func waitUntilDone() {
+        for group in ready { group.wait() }
     }
 }
 

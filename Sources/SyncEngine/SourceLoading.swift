@@ -47,7 +47,11 @@ extension SyncDevice {
         // Classify every element, in file order: the first file holding some bytes reads them.
         var plans: [[ElementPlan]] = []
         var work: [(file: Int, element: Int)] = []
-        var firstHolder: [RecordDigests.Digest: (file: Int, element: Int)] = [:]
+        var firstHolders = FirstHolders(
+            capacity: files.reduce(0) { total, file in
+                guard case .split(_, let split, _, _, _) = file else { return total }
+                return total + split.elements.count
+            })
         for (fileIndex, file) in files.enumerated() {
             guard case .split(_, let split, let digests, let known, _) = file else {
                 plans.append([])
@@ -59,10 +63,9 @@ extension SyncDevice {
             for (element, digest) in digests.enumerated() {
                 if finder.holds(digest, near: element) {
                     plan.append(.skip)
-                } else if let holder = firstHolder[digest] {
+                } else if let holder = firstHolders.holder(of: digest, orInsert: fileIndex, element) {
                     plan.append(.copy(holder.file, holder.element))
                 } else {
-                    firstHolder[digest] = (fileIndex, element)
                     plan.append(.read(work.count))
                     work.append((fileIndex, element))
                 }
@@ -256,6 +259,48 @@ struct RecordDigests: Sendable {
             }
         }
         return list
+    }
+}
+
+/// The first element of a pass (file and index) that holds each digest.
+///
+/// Written by hand instead of a `Dictionary`: its keys are SHA-256 prefixes, already spread
+/// uniformly, so their first 8 bytes index an open-addressing table directly, where a
+/// `Dictionary` hashes each 16-byte key again (SipHash) for a table of the same size. The pass
+/// looks up every element it reads: 300,000 for 3 files of 100,000 records.
+struct FirstHolders {
+    private struct Slot {
+        var digest: RecordDigests.Digest
+        /// -1 when the slot is empty.
+        var file: Int32
+        var element: Int32
+    }
+
+    private var slots: [Slot]
+    private let mask: Int
+
+    /// A table for up to `capacity` digests (at most half full).
+    init(capacity: Int) {
+        var size = 16
+        while size < capacity * 2 { size *= 2 }
+        slots = Array(repeating: Slot(digest: .init(high: 0, low: 0), file: -1, element: 0), count: size)
+        mask = size - 1
+    }
+
+    /// The element that first held `digest`; when none did, `(file, element)` becomes it, and nil is returned.
+    mutating func holder(of digest: RecordDigests.Digest, orInsert file: Int, _ element: Int) -> (file: Int, element: Int)? {
+        var index = Int(truncatingIfNeeded: digest.high) & mask
+        return slots.withUnsafeMutableBufferPointer { slots in
+            while true {
+                let slot = slots[index]
+                if slot.file < 0 {
+                    slots[index] = Slot(digest: digest, file: Int32(file), element: Int32(element))
+                    return nil
+                }
+                if slot.digest == digest { return (Int(slot.file), Int(slot.element)) }
+                index = (index + 1) & mask
+            }
+        }
     }
 }
 

@@ -41,27 +41,35 @@ extension SyncDevice {
         var collection = try collectSources(now: now, rereadAll: rereadAll, acceptDeletions: acceptDeletions)
         collection.report.timings.read = Self.milliseconds(since: &started, stopwatch)
         // A store that holds no record yet (a cold merge) has nothing to look up: every record is
-        // merged from the files alone, and that pure work (merging, serializing, hashing) is done
-        // on every core before the transaction, which then only inserts.
-        let mergedAlone =
-            try store.reading { try $0.isEmpty() } ? collection.incoming.mergedAlone() : nil
+        // merged from the files alone. That pure work (merging, serializing, hashing) starts now
+        // on every core, and the transaction inserts each chunk of records as soon as it is ready.
+        let mergedAlone = try store.reading { try $0.isEmpty() } ? MergedAlone(collection.incoming) : nil
+        // A cold merge writes the whole store in one transaction: the disk starts on its pages
+        // while the records are inserted and the commit copies them, instead of after.
+        let writeBehind = mergedAlone.map { _ in WriteBehind(opening: [storePath + "-wal"], sharing: storePath) }
         let result: (Publication?, Edit?)
         do {
             result = try store.transaction { session -> (Publication?, Edit?) in
                 var changedRecords = 0
                 let storeWasEmpty = try session.isEmpty()
-                // Then the records saved here, in id order, are the whole store: the file is built
-                // from their lines instead of reading them back.
-                var savedLines: [StoredLine] = []
+                for row in collection.rows where row != collection.previousRows[row.name] { try session.save(row) }
+                for (name, digests) in collection.recordDigests { try session.saveRecordDigests(digests, of: name) }
+                try session.markAbsent(except: collection.presentNames)
                 var report = collection.report
+                // The file a cold merge publishes is written by another thread from the same
+                // chunks, while this one inserts them (the generation depends only on the source
+                // rows, saved above).
+                var coldFile: ColdFile?
+                defer { coldFile?.discardUnlessTaken() }
                 if storeWasEmpty, let mergedAlone {
-                    savedLines.reserveCapacity(mergedAlone.count)
-                    for (record, line) in mergedAlone {
+                    if edit == nil, mergedAlone.chunkCount > 0 {
+                        coldFile = try startColdFile(mergedAlone, generation: nextGeneration(session), now: now)
+                    }
+                    try mergedAlone.forEach { record, line in
                         tally(from: nil, to: record, into: &report)
                         try session.save(record, as: line, at: now, isNew: true)
-                        savedLines.append(line)
+                        changedRecords += 1
                     }
-                    changedRecords = mergedAlone.count
                 } else {
                     // In id order: the store's B-tree grows at its end instead of splitting pages at random.
                     try collection.incoming.forEachRecord { id, versions in
@@ -70,15 +78,11 @@ extension SyncDevice {
                             return
                         }
                         tally(from: held, to: merged, into: &report)
-                        let line = try session.save(merged, at: now, isNew: held == nil)
-                        if storeWasEmpty { savedLines.append(line) }
+                        _ = try session.save(merged, at: now, isNew: held == nil)
                         changedRecords += 1
                     }
                 }
                 collection.report = report
-                for row in collection.rows where row != collection.previousRows[row.name] { try session.save(row) }
-                for (name, digests) in collection.recordDigests { try session.saveRecordDigests(digests, of: name) }
-                try session.markAbsent(except: collection.presentNames)
                 let edited = try edit?(session, now)
                 collection.report.conflicts = try session.recordsInConflict()
                 let ownFileRow = collection.rows.first { $0.name == ownFileName }
@@ -94,16 +98,19 @@ extension SyncDevice {
                 return (
                     try planPublication(
                         session, now: now, ownFileIsCurrent: ownFileIsCurrent, ownFileRead: ownFileRead,
-                        expectingChange: changedRecords > 0 || edited != nil,
-                        lines: storeWasEmpty && edited == nil ? savedLines : nil),
+                        expectingChange: changedRecords > 0 || edited != nil, prebuilt: coldFile?.take()),
                     edited
                 )
             }
         } catch {
+            writeBehind?.stop()
+            mergedAlone?.waitUntilDone()
             // A file written for a publication whose intent did not commit is not published.
             try? SystemCalls.remove(temporaryPublicationPath)
             throw error
         }
+        mergedAlone?.waitUntilDone()
+        writeBehind?.stop()
         collection.report.timings.merge = Self.milliseconds(since: &started, stopwatch)
         if let publication = result.0 {
             let ownWarning = collection.report.sources.first { $0.name == ownFileName && $0.status == .merged }?.warning
@@ -124,11 +131,12 @@ extension SyncDevice {
                 "pass.mergeMs": "\(collection.report.timings.merge)",
                 "pass.publishMs": "\(collection.report.timings.publish)",
             ])
-        // Freeing every version read (hundreds of thousands after a cold merge) takes a tenth of
-        // a second: do it on another thread, so the report is not kept waiting.
+        // Freeing every version read and record merged (hundreds of thousands after a cold
+        // merge) takes a tenth of a second: do it on another thread, so the report is not kept
+        // waiting.
         let versions = collection.incoming
         collection.incoming = IncomingVersions()
-        DispatchQueue.global(qos: .utility).async { withExtendedLifetime(versions) {} }
+        DispatchQueue.global(qos: .utility).async { withExtendedLifetime((versions, mergedAlone)) {} }
         return (collection.report, result.1)
     }
 

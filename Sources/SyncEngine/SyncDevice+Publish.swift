@@ -1,6 +1,8 @@
 import Crypto
+import Dispatch
 import SnapshotFormat
 import SyncStore
+import Synchronization
 
 /// What counts as the content of this device's file, to decide whether it changed: the SHA-256 of
 /// its records' line digests (``LineDigest``), in order. The store keeps each line's digest, so
@@ -32,34 +34,32 @@ extension SyncDevice {
     ///   that holds others is not, whatever its generation.
     func planPublication(
         _ session: StoreSession, now: Timestamp, ownFileIsCurrent: Bool, ownFileRead: OwnFileRead? = nil,
-        expectingChange: Bool = false, lines: [StoredLine]? = nil
+        expectingChange: Bool = false, prebuilt: (generation: Int64, file: BuiltFile)? = nil
     ) throws -> Publication? {
-        // Every stored line and its digest in id order: from the store, or the lines the caller
-        // just saved into an empty store.
-        let forEachLine: ((UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Void) throws -> Void = { body in
-            if let lines {
-                for stored in lines {
-                    try stored.line.withUnsafeBytes { line in try stored.digest.withUnsafeBytes { try body(line, $0) } }
-                }
-            } else {
-                try session.forEachPublishedLine(body)
-            }
+        // Every stored line and its digest, in id order, straight from SQLite's rows.
+        let forEachLine: ((UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Void) throws -> Void = {
+            try session.forEachPublishedLine($0)
         }
         // The content digest decides whether to write at all. When nothing says the content
         // changed, the records are first only hashed, straight from SQLite's rows (no copy);
-        // when the pass changed records, the file is built in the same pass that hashes it.
+        // when the pass changed records, the file is built in the same pass that hashes it (or
+        // was built while they were saved: `prebuilt`, used if its generation is still the next).
         var built: BuiltFile?
         let contentDigest: String
         if expectingChange {
-            built = try buildFile(forEachLine, generation: try nextGeneration(session), now: now)
+            let generation = try nextGeneration(session)
+            if let prebuilt, prebuilt.generation == generation {
+                built = prebuilt.file
+            } else {
+                // Removed first: the file built now takes the same temporary path.
+                prebuilt?.file.discard()
+                built = try buildFile(forEachLine, generation: generation, now: now)
+            }
             contentDigest = built!.contentDigest
         } else {
+            prebuilt?.file.discard()
             var hasher = ContentDigest()
-            if let lines {
-                for stored in lines { stored.digest.withUnsafeBytes { hasher.add($0) } }
-            } else {
-                try session.forEachLineDigest { hasher.add($0) }
-            }
+            try session.forEachLineDigest { hasher.add($0) }
             contentDigest = hasher.finalize()
         }
         let latest = try session.latestCompletedPublication()
@@ -101,8 +101,24 @@ extension SyncDevice {
         }
     }
 
+    /// Starts writing, on another thread, the file of a cold merge from its merged records as
+    /// they become ready (the transaction inserts the same records meanwhile).
+    func startColdFile(_ merged: MergedAlone, generation: Int64, now: Timestamp) -> ColdFile {
+        let file = ColdFile(generation: generation)
+        DispatchQueue.global().async {
+            let built = try? self.buildFile(
+                { body in
+                    try merged.forEach { _, stored in
+                        try stored.line.withUnsafeBytes { line in try stored.digest.withUnsafeBytes { try body(line, $0) } }
+                    }
+                }, generation: generation, now: now)
+            file.finish(built)
+        }
+        return file
+    }
+
     /// The generation the next file this device writes carries.
-    private func nextGeneration(_ session: StoreSession) throws -> Int64 {
+    func nextGeneration(_ session: StoreSession) throws -> Int64 {
         let highestSeen =
             try session.sources()
             .filter { $0.device == device.rawValue }
@@ -114,7 +130,7 @@ extension SyncDevice {
     /// chunks, then fsynced), and computes the digests of its records part and of the whole file
     /// in the same pass over the store. A failure to write (a full disk) is kept, not thrown:
     /// the digests are still computed, and ``publish(_:keepingWarning:)`` reports it.
-    private func buildFile(
+    func buildFile(
         _ forEachLine: ((UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Void) throws -> Void,
         generation: Int64, now: Timestamp
     ) throws -> BuiltFile {
@@ -131,10 +147,15 @@ extension SyncDevice {
         let chunkSize = 1 << 20
         var chunk = header
         chunk.reserveCapacity(chunkSize + 64 * 1024)
+        var written = 0
         func flush() {
             guard let open = descriptor, failure == nil, !chunk.isEmpty else { return }
             do {
                 try SystemCalls.writeAll(open, chunk, path: path)
+                // The disk writes each chunk while the next is built: the final fsync waits for
+                // little (tens of MB otherwise written back all at once).
+                SystemCalls.startWriteback(open, offset: written, count: chunk.count)
+                written += chunk.count
             } catch {
                 failure = error
             }
@@ -205,5 +226,39 @@ extension SyncDevice {
             row.lastMergedAt = now.milliseconds
             try session.save(row)
         }
+    }
+}
+
+/// A cold merge's file, written by another thread while the transaction inserts its records.
+final class ColdFile: Sendable {
+    let generation: Int64
+    private let done = DispatchGroup()
+    /// The file once written (nil if it could not be built), and whether it was taken.
+    private let state = Mutex<(built: SyncDevice.BuiltFile?, taken: Bool)>((nil, false))
+
+    init(generation: Int64) {
+        self.generation = generation
+        done.enter()
+    }
+
+    fileprivate func finish(_ built: SyncDevice.BuiltFile?) {
+        state.withLock { $0.built = built }
+        done.leave()
+    }
+
+    /// Waits for the file, and takes it: from now on the caller decides what becomes of it.
+    func take() -> (generation: Int64, file: SyncDevice.BuiltFile)? {
+        done.wait()
+        return state.withLock { state in
+            state.taken = true
+            return state.built.map { (generation, $0) }
+        }
+    }
+
+    /// Waits for the file and removes it, unless it was taken.
+    func discardUnlessTaken() {
+        done.wait()
+        let left = state.withLock { $0.taken ? nil : $0.built }
+        left?.discard()
     }
 }

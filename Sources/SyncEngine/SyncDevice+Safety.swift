@@ -36,6 +36,8 @@ extension SyncDevice {
         guard tombstonesByID.count >= safety.massDeletionMinimum else { return nil }
         if collection.liveRecords == nil { collection.liveRecords = try store.reading { try $0.counts().live } }
         let live = collection.liveRecords ?? 0
+        // Only live records can be deleted: fewer than the minimum (a first merge) can hold nothing back.
+        guard live >= safety.massDeletionMinimum else { return nil }
         let versionsByID = Dictionary(grouping: reading.versions.filter { tombstonesByID[$0.id] != nil }, by: \.id)
         let deletions = try store.reading { session -> Int in
             var count = 0
