@@ -26,16 +26,16 @@ enum LoadedSource: Sendable {
 }
 
 extension SyncDevice {
-    /// Reads and parses the named files, on every core.
     /// Reads and parses the files `names`, on every core, and returns what each gave, in order.
     ///
-    /// In three steps: each file is read and split into its record elements, and every element
+    /// In four steps: each file is read and split into its record elements, and every element
     /// hashed (in parallel, a file per core); then every element is classified: skipped when the
     /// same file held those very bytes at its last clean merge (already in the store), taken from
     /// another file of this pass that holds the same bytes (read once), or to be read; then the
-    /// elements to read are read in parallel chunks, whatever file they are in. Files the split
-    /// declines (invalid JSON at the top level, an unusual shape) are read whole, by the reader's
-    /// own fallback, which gives the messages.
+    /// elements to read are read in parallel chunks, whatever file they are in; then each file's
+    /// reading is put together from its elements (a file per core). Files the split declines
+    /// (invalid JSON at the top level, an unusual shape) are read whole, by the reader's own
+    /// fallback, which gives the messages.
     func loadInParallel(_ names: [String]) -> [LoadedSource] {
         let prepared = Mutex([PreparedSource?](repeating: nil, count: names.count))
         DispatchQueue.concurrentPerform(iterations: names.count) { index in
@@ -95,8 +95,18 @@ extension SyncDevice {
         }
         let read = readings.withLock { $0.flatMap { $0 } }
 
-        return zip(names, files).enumerated().map { fileIndex, pair in
-            let (name, file) = pair
+        // Each file's reading put together, a file per core.
+        let filePlans = plans
+        let loaded = Mutex([LoadedSource?](repeating: nil, count: files.count))
+        DispatchQueue.concurrentPerform(iterations: files.count) { fileIndex in
+            let source = assembled(fileIndex)
+            loaded.withLock { $0[fileIndex] = source }
+        }
+        return loaded.withLock { $0.map { $0! } }
+
+        @Sendable func assembled(_ fileIndex: Int) -> LoadedSource {
+            let name = names[fileIndex]
+            let file = files[fileIndex]
             switch file {
             case .unreadable(let error):
                 return .unreadable(error)
@@ -108,14 +118,14 @@ extension SyncDevice {
                 // The versions in the order `assemble` gives them, and where each was copied from.
                 var copiedFrom: [Int32] = []
                 var anyCopied = false
-                for plan in plans[fileIndex] {
+                for plan in filePlans[fileIndex] {
                     switch plan {
                     case .skip: elements.append(nil)
                     case .read(let at):
                         elements.append(read[at])
                         copiedFrom += repeatElement(-1, count: read[at].versions.count)
                     case .copy(let holderFile, let holderElement):
-                        guard case .read(let at) = plans[holderFile][holderElement] else {
+                        guard case .read(let at) = filePlans[holderFile][holderElement] else {
                             preconditionFailure("an element is copied from one that is read")
                         }
                         elements.append(read[at])
