@@ -16,6 +16,14 @@ public struct RecordID: Hashable, Comparable, Sendable, CustomStringConvertible 
         }
     }
 
+    /// Calls `body` with the ID as written (``rawValue``'s 36 bytes), without making a string.
+    public func withWrittenBytes<Result>(_ body: (UnsafeBufferPointer<UInt8>) throws -> Result) rethrows -> Result {
+        try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 36) { buffer in
+            Self.write(high: high, low: low, into: buffer)
+            return try body(UnsafeBufferPointer(buffer))
+        }
+    }
+
     /// Reads a UUID written as 8-4-4-4-12 hexadecimal digits, in any case; nil otherwise.
     public init?(_ text: String) {
         var text = text

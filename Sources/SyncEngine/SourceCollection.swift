@@ -312,8 +312,10 @@ extension SyncDevice {
             } else {
                 var distinct: [ReadOnly.Version] = []
                 distinct.reserveCapacity(reading.versions.count)
+                // Holders are earlier files of the load.
+                let holderMerged = (0..<loadIndex).map { collection.mergedLoads.contains($0) }
                 for (version, holder) in zip(reading.versions, copiedFrom)
-                where holder < 0 || !collection.mergedLoads.contains(Int(holder)) {
+                where holder < 0 || !holderMerged[Int(holder)] {
                     distinct.append(version)
                 }
                 collection.incoming.add(distinct)

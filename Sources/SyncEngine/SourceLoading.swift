@@ -246,13 +246,15 @@ struct RecordDigests: Sendable {
 
     /// The stored form (16 bytes per digest) of the digests whose index is not in `excluded`.
     func stored(excluding excluded: Set<Int>) -> [UInt8] {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(entries.count * 16)
-        for entry in entries where !excluded.contains(entry.index) {
-            withUnsafeBytes(of: entry.digest.high) { bytes.append(contentsOf: $0) }
-            withUnsafeBytes(of: entry.digest.low) { bytes.append(contentsOf: $0) }
+        let kept = excluded.isEmpty ? entries[...] : entries.filter { !excluded.contains($0.index) }[...]
+        return [UInt8](unsafeUninitializedCapacity: kept.count * 16) { buffer, initialized in
+            let raw = UnsafeMutableRawBufferPointer(buffer)
+            for (position, entry) in kept.enumerated() {
+                raw.storeBytes(of: entry.digest.high, toByteOffset: position * 16, as: UInt64.self)
+                raw.storeBytes(of: entry.digest.low, toByteOffset: position * 16 + 8, as: UInt64.self)
+            }
+            initialized = kept.count * 16
         }
-        return bytes
     }
 
     /// The digests in a stored form, in their order.

@@ -65,9 +65,10 @@ extension SyncDevice {
                     if edit == nil, mergedAlone.chunkCount > 0 {
                         coldFile = try startColdFile(mergedAlone, generation: nextGeneration(session), now: now)
                     }
+                    let inserts = try session.newRecords(at: now)
                     try mergedAlone.forEach { record, line in
                         tally(from: nil, to: record, into: &report)
-                        try session.save(record, as: line, at: now, isNew: true)
+                        try inserts.insert(record, as: line)
                         changedRecords += 1
                     }
                 } else {

@@ -56,34 +56,63 @@ public struct StoreSession {
     public func save(_ record: ReadOnly.Record, as stored: StoredLine, at now: Timestamp, isNew: Bool = false) throws {
         // One row per record, through a cached prepared statement: a merge pass saves up to
         // every record in one transaction.
-        let statement = try db.cachedStatement(
-            sql: isNew
-                ? """
-                INSERT INTO record (id, type, deleted, unresolvedConflicts, conflicts, changedAt, line, lineDigest)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-                """
-                : """
-                INSERT INTO record (id, type, deleted, unresolvedConflicts, conflicts, changedAt, line, lineDigest)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-                ON CONFLICT(id) DO UPDATE SET type = excluded.type, deleted = excluded.deleted,
-                    unresolvedConflicts = excluded.unresolvedConflicts, conflicts = excluded.conflicts,
-                    changedAt = excluded.changedAt, line = excluded.line, lineDigest = excluded.lineDigest
-                """)
-        // Bound through SQLite's C API: the line goes from its array to SQLite in one copy.
+        let statement = try db.cachedStatement(sql: isNew ? Self.insertRecord : Self.upsertRecord)
+        try saveRow(record, as: stored, at: now, through: statement)
+    }
+
+    /// Records the store holds none of, saved through one prepared statement (a first merge
+    /// saves every record): see ``newRecords(at:)``.
+    public struct NewRecords {
+        fileprivate let session: StoreSession
+        fileprivate let statement: Statement
+        fileprivate let now: Timestamp
+
+        /// Saves `record`, which the store does not hold, with its line and digest.
+        public func insert(_ record: ReadOnly.Record, as stored: StoredLine) throws {
+            try session.saveRow(record, as: stored, at: now, through: statement)
+        }
+    }
+
+    /// Saves records the store does not hold yet, stamped `now`, without looking the statement up
+    /// for each.
+    public func newRecords(at now: Timestamp) throws -> NewRecords {
+        NewRecords(session: self, statement: try db.cachedStatement(sql: Self.insertRecord), now: now)
+    }
+
+    private static let insertRecord = """
+        INSERT INTO record (id, type, deleted, unresolvedConflicts, conflicts, changedAt, line, lineDigest)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+        """
+    private static let upsertRecord = """
+        INSERT INTO record (id, type, deleted, unresolvedConflicts, conflicts, changedAt, line, lineDigest)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+        ON CONFLICT(id) DO UPDATE SET type = excluded.type, deleted = excluded.deleted,
+            unresolvedConflicts = excluded.unresolvedConflicts, conflicts = excluded.conflicts,
+            changedAt = excluded.changedAt, line = excluded.line, lineDigest = excluded.lineDigest
+        """
+
+    /// Binds a record's row to `statement` (``insertRecord`` or ``upsertRecord``) and runs it.
+    private func saveRow(_ record: ReadOnly.Record, as stored: StoredLine, at now: Timestamp, through statement: Statement)
+        throws
+    {
+        // Bound through SQLite's C API: the line goes from its array to SQLite in one copy, the
+        // id from the stack.
         let raw = statement.sqliteStatement
         sqlite3_reset(raw)
         sqlite3_clear_bindings(raw)
-        let line = stored.line
-        let digest = stored.digest
-        Self.bindText(record.id.rawValue, at: 1, in: raw)
+        record.id.withWrittenBytes { id in
+            id.withMemoryRebound(to: CChar.self) { _ = sqlite3_bind_text(raw, 1, $0.baseAddress, 36, SQLITE_TRANSIENT) }
+        }
         Self.bindText(record.version.type, at: 2, in: raw)
-        let code = line.withUnsafeBytes { bytes in
+        let code = stored.line.withUnsafeBytes { bytes in
             sqlite3_bind_int(raw, 3, record.version.deleted ? 1 : 0)
             sqlite3_bind_int64(raw, 4, Int64(record.unresolvedConflicts.count))
             sqlite3_bind_int64(raw, 5, Int64(record.conflicts.count))
             sqlite3_bind_int64(raw, 6, now.milliseconds)
             sqlite3_bind_blob(raw, 7, bytes.baseAddress, Int32(bytes.count), SQLITE_TRANSIENT)
-            digest.withUnsafeBytes { _ = sqlite3_bind_blob(raw, 8, $0.baseAddress, Int32($0.count), SQLITE_TRANSIENT) }
+            stored.digest.withUnsafeBytes {
+                _ = sqlite3_bind_blob(raw, 8, $0.baseAddress, Int32($0.count), SQLITE_TRANSIENT)
+            }
             return sqlite3_step(raw)
         }
         sqlite3_reset(raw)

@@ -29,6 +29,10 @@ struct FastPathMergeTests {
         #expect(cold.conflicts > 0)
         var seen = try inputs.flatMap { try SnapshotReader.readPlain(bytes: $0.1, fileName: $0.0).versions }
         #expect(try Self.recordsPart(of: sandbox.read("desk.json")) == Self.plainBody(seen))
+        // The file written beside the inserts is the one the store describes: nothing to publish
+        // again, and no temporary file left.
+        #expect(try desk.merge().publishedGeneration == nil)
+        #expect(try Self.temporaryFiles(in: sandbox.shared).isEmpty)
 
         // One record changed in device-1.json: the pass reads that record alone, and the result is
         // still the plain merge of everything seen.
@@ -55,6 +59,37 @@ struct FastPathMergeTests {
         let phone = try sandbox.device("phone", state: sandbox.state("phone"))
         _ = try phone.merge()
         #expect(try Self.recordsPart(of: sandbox.read("phone.json")) == Self.recordsPart(of: deskFile))
+
+        // desk's state directory lost: a new store merges everything (a cold merge, whose file is
+        // written while the records are inserted), finds that desk.json already holds exactly
+        // that, and adopts it instead of publishing: the file written meanwhile is removed.
+        let restored = try sandbox.device("desk", state: sandbox.state("desk-restored"))
+        let adopted = try restored.merge()
+        #expect(adopted.added + adopted.deleted == Self.records)
+        #expect(adopted.publishedGeneration == nil)
+        #expect(try sandbox.read("desk.json") == deskFile)
+        #expect(try Self.temporaryFiles(in: sandbox.shared).isEmpty)
+    }
+
+    @Test("the first element holding each digest is found by the whole digest, not by its first half")
+    func firstHolders() {
+        var holders = FirstHolders(capacity: 5)
+        let digest = RecordDigests.Digest(high: 42, low: 1)
+        let twin = RecordDigests.Digest(high: 42, low: 2)
+        #expect(holders.holder(of: digest, orInsert: 0, 3) == nil)
+        #expect(holders.holder(of: twin, orInsert: 1, 4) == nil)
+        #expect(holders.holder(of: digest, orInsert: 2, 5).map { [$0.file, $0.element] } == [0, 3])
+        #expect(holders.holder(of: twin, orInsert: 2, 6).map { [$0.file, $0.element] } == [1, 4])
+        // Filled to its capacity, with digests that all land on the same slots.
+        for extra in 0..<3 {
+            #expect(holders.holder(of: .init(high: 42 + 16 * UInt64(extra), low: 9), orInsert: 3, extra) == nil)
+        }
+        #expect(holders.holder(of: .init(high: 58, low: 9), orInsert: 4, 0).map { [$0.file, $0.element] } == [3, 1])
+    }
+
+    /// Temporary files of an interrupted or abandoned publication left in `folder`.
+    static func temporaryFiles(in folder: String) throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasPrefix(".") && $0.hasSuffix(".tmp") }
     }
 
     @Test("a file's unchanged records are found where they were, also after records were inserted or removed before them")
