@@ -29,84 +29,128 @@ extension SyncDevice {
     /// Reads and parses the files `names`, on every core, and returns what each gave, in order.
     ///
     /// In four steps: each file is read and split into its record elements, and every element
-    /// hashed (in parallel, a file per core); then every element is classified: skipped when the
+    /// hashed (in parallel, see ``prepare(_:)``); then every element is classified: skipped when the
     /// same file held those very bytes at its last clean merge (already in the store), taken from
     /// another file of this pass that holds the same bytes (read once), or to be read; then the
-    /// elements to read are read in parallel chunks, whatever file they are in; then each file's
-    /// reading is put together from its elements (a file per core). Files the split declines
+    /// elements to read are read in chunks; then each file's reading is put together from its
+    /// elements. The last three overlap, on every core (see the comment inside). Files the split declines
     /// (invalid JSON at the top level, an unusual shape) are read whole, by the reader's own
     /// fallback, which gives the messages.
     func loadInParallel(_ names: [String]) -> [LoadedSource] {
-        let prepared = Mutex([PreparedSource?](repeating: nil, count: names.count))
-        DispatchQueue.concurrentPerform(iterations: names.count) { index in
-            let file = prepare(names[index])
-            prepared.withLock { $0[index] = file }
-        }
-        let files = prepared.withLock { $0.map { $0! } }
+        let files = prepare(names)
+        guard !files.isEmpty else { return [] }
 
-        // Classify every element, in file order: the first file holding some bytes reads them.
-        var plans: [[ElementPlan]] = []
-        var work: [(file: Int, element: Int)] = []
-        var firstHolders = FirstHolders(
-            capacity: files.reduce(0) { total, file in
-                guard case .split(_, let split, _, _, _) = file else { return total }
-                return total + split.elements.count
-            })
-        for (fileIndex, file) in files.enumerated() {
-            guard case .split(_, let split, let digests, let known, _) = file else {
-                plans.append([])
-                continue
-            }
+        // Classifying, reading and putting together run as one queue of tasks, so no core waits
+        // for a whole step to end: each file's classification adds the next file's and its own
+        // element chunks to read; a file is put together as soon as it and every earlier file
+        // (which its copied elements come from) are read.
+        let chunkSize = 512
+        struct Progress {
+            var plans: [[ElementPlan]]
+            /// Per file, per chunk: the readings of the elements it reads, in order.
+            var readings: [[[ElementReading]]]
+            /// Per file: chunks still to read; -1 until it is classified.
+            var pendingChunks: [Int]
+            /// Files before this one are put together (or queued to be).
+            var assembling = 0
+            var loaded: [LoadedSource?]
+        }
+        let progress = Mutex(
+            Progress(
+                plans: Array(repeating: [], count: files.count), readings: Array(repeating: [], count: files.count),
+                pendingChunks: Array(repeating: -1, count: files.count), loaded: Array(repeating: nil, count: files.count)))
+        // Only the classifications touch it, one after another; freed after the last.
+        let firstHolders = Mutex(
+            FirstHolders(
+                capacity: files.reduce(0) { total, file in
+                    guard case .split(_, let split, _, _, _) = file else { return total }
+                    return total + split.elements.count
+                }))
+        let queue = TaskQueue()
+        queue.add { classify(0) }
+        queue.run()
+        return progress.withLock { $0.loaded.map { $0! } }
+
+        /// Classifies every element of a file, in order: skipped when the file held those bytes at
+        /// its last clean merge, copied when an earlier element of the pass holds them (the first
+        /// file holding some bytes reads them), read otherwise.
+        @Sendable func classify(_ fileIndex: Int) {
             var plan: [ElementPlan] = []
-            plan.reserveCapacity(split.elements.count)
-            var finder = KnownDigestFinder(known)
-            for (element, digest) in digests.enumerated() {
-                if finder.holds(digest, near: element) {
-                    plan.append(.skip)
-                } else if let holder = firstHolders.holder(of: digest, orInsert: fileIndex, element) {
-                    plan.append(.copy(holder.file, holder.element))
-                } else {
-                    plan.append(.read(work.count))
-                    work.append((fileIndex, element))
+            var toRead: [Int] = []
+            if case .split(_, let split, let digests, let known, _) = files[fileIndex] {
+                plan.reserveCapacity(split.elements.count)
+                firstHolders.withLock { firstHolders in
+                    var finder = KnownDigestFinder(known)
+                    for (element, digest) in digests.enumerated() {
+                        if finder.holds(digest, near: element) {
+                            plan.append(.skip)
+                        } else if let holder = firstHolders.holder(of: digest, orInsert: fileIndex, element) {
+                            plan.append(.copy(holder.file, holder.element))
+                        } else {
+                            plan.append(.read(toRead.count))
+                            toRead.append(element)
+                        }
+                    }
                 }
             }
-            plans.append(plan)
-        }
-
-        // Read the elements to read, in chunks across the cores.
-        let toRead = work
-        let chunkSize = max(256, work.count / 64 + 1)
-        let chunks = (work.count + chunkSize - 1) / chunkSize
-        let readings = Mutex([[ElementReading]](repeating: [], count: chunks))
-        DispatchQueue.concurrentPerform(iterations: chunks) { chunk in
-            var results: [ElementReading] = []
-            results.reserveCapacity(chunkSize)
-            var buffers = ParserBuffers()
-            for (fileIndex, element) in toRead[(chunk * chunkSize)..<min(toRead.count, (chunk + 1) * chunkSize)] {
-                guard case .split(let bytes, let split, _, _, _) = files[fileIndex] else { continue }
-                let range = split.elements[element]
-                results.append(
-                    bytes.withUnsafeBufferPointer {
-                        SnapshotReader.readElement(
-                            of: UnsafeBufferPointer(rebasing: $0[range]), at: element, reusing: &buffers)
-                    })
+            let chunks = (toRead.count + chunkSize - 1) / chunkSize
+            progress.withLock {
+                $0.plans[fileIndex] = plan
+                $0.readings[fileIndex] = Array(repeating: [], count: chunks)
+                $0.pendingChunks[fileIndex] = chunks
             }
-            readings.withLock { $0[chunk] = results }
+            if fileIndex + 1 < files.count {
+                queue.add { classify(fileIndex + 1) }
+            } else {
+                firstHolders.withLock { $0 = FirstHolders(capacity: 0) }
+            }
+            for chunk in 0..<chunks {
+                let elements = Array(toRead[(chunk * chunkSize)..<min(toRead.count, (chunk + 1) * chunkSize)])
+                queue.add { read(elements, of: fileIndex, chunk: chunk) }
+            }
+            queueReadyFiles()
         }
-        let read = readings.withLock { $0.flatMap { $0 } }
 
-        // Each file's reading put together, a file per core.
-        let filePlans = plans
-        let loaded = Mutex([LoadedSource?](repeating: nil, count: files.count))
-        DispatchQueue.concurrentPerform(iterations: files.count) { fileIndex in
-            let source = assembled(fileIndex)
-            loaded.withLock { $0[fileIndex] = source }
+        @Sendable func read(_ elements: [Int], of fileIndex: Int, chunk: Int) {
+            guard case .split(let bytes, let split, _, _, _) = files[fileIndex] else { return }
+            var buffers = ParserBuffers()
+            let results = bytes.withUnsafeBufferPointer { bytes in
+                elements.map { element in
+                    SnapshotReader.readElement(
+                        of: UnsafeBufferPointer(rebasing: bytes[split.elements[element]]), at: element,
+                        reusing: &buffers)
+                }
+            }
+            progress.withLock {
+                $0.readings[fileIndex][chunk] = results
+                $0.pendingChunks[fileIndex] -= 1
+            }
+            queueReadyFiles()
         }
-        return loaded.withLock { $0.map { $0! } }
+
+        /// Queues putting together each file that is read, with every file before it.
+        @Sendable func queueReadyFiles() {
+            let ready = progress.withLock { progress -> [Int] in
+                var ready: [Int] = []
+                while progress.assembling < files.count, progress.pendingChunks[progress.assembling] == 0 {
+                    ready.append(progress.assembling)
+                    progress.assembling += 1
+                }
+                return ready
+            }
+            for fileIndex in ready {
+                queue.add {
+                    let source = assembled(fileIndex)
+                    progress.withLock { $0.loaded[fileIndex] = source }
+                }
+            }
+        }
 
         @Sendable func assembled(_ fileIndex: Int) -> LoadedSource {
             let name = names[fileIndex]
             let file = files[fileIndex]
+            let (filePlans, readings) = progress.withLock { ($0.plans, $0.readings) }
+            func read(_ at: Int, in file: Int) -> ElementReading { readings[file][at / chunkSize][at % chunkSize] }
             switch file {
             case .unreadable(let error):
                 return .unreadable(error)
@@ -122,14 +166,16 @@ extension SyncDevice {
                     switch plan {
                     case .skip: elements.append(nil)
                     case .read(let at):
-                        elements.append(read[at])
-                        copiedFrom += repeatElement(-1, count: read[at].versions.count)
+                        let reading = read(at, in: fileIndex)
+                        elements.append(reading)
+                        copiedFrom += repeatElement(-1, count: reading.versions.count)
                     case .copy(let holderFile, let holderElement):
                         guard case .read(let at) = filePlans[holderFile][holderElement] else {
                             preconditionFailure("an element is copied from one that is read")
                         }
-                        elements.append(read[at])
-                        copiedFrom += repeatElement(Int32(holderFile), count: read[at].versions.count)
+                        let reading = read(at, in: holderFile)
+                        elements.append(reading)
+                        copiedFrom += repeatElement(Int32(holderFile), count: reading.versions.count)
                         anyCopied = true
                     }
                 }
@@ -177,34 +223,63 @@ extension SyncDevice {
         case copy(Int, Int)
     }
 
-    private func prepare(_ name: String) -> PreparedSource {
-        let read: (bytes: [UInt8], status: FileStatus)
-        do {
-            read = try folder.readSnapshotBytes(name, limit: settings.maxFileSize)
-        } catch {
-            return .unreadable(error)
+    /// Reads and splits every file and hashes its elements, on every core.
+    ///
+    /// As tasks rather than a file per core: reading and splitting a file is sequential, so with
+    /// three files on two cores one core would idle while the last file is split. Here each split
+    /// file adds its hashing, in chunks, to the queue behind the files still to read, and
+    /// whichever core is free takes the next task.
+    private func prepare(_ names: [String]) -> [PreparedSource] {
+        struct Progress {
+            var files: [PreparedSource?]
+            /// Per file: its elements' digests by chunk, then (last) the digests the store knows.
+            var digests: [[[RecordDigests.Digest]]]
         }
-        guard let split = SnapshotReader.split(read.bytes) else { return .whole(read.bytes, read.status) }
-        // Hash the elements on every core, in chunks; the stored digests load meanwhile.
-        let elements = split.elements
         let chunkSize = 4096
-        let chunks = (elements.count + chunkSize - 1) / chunkSize
-        let hashed = Mutex([[RecordDigests.Digest]](repeating: [], count: chunks + 1))
-        DispatchQueue.concurrentPerform(iterations: chunks + 1) { chunk in
-            guard chunk < chunks else {
-                let known = (try? store.reading { try $0.recordDigests(of: name) }).map(RecordDigests.list(of:)) ?? []
-                hashed.withLock { $0[chunks] = known }
-                return
-            }
-            let digests = read.bytes.withUnsafeBufferPointer { bytes in
-                elements[(chunk * chunkSize)..<min(elements.count, (chunk + 1) * chunkSize)].map {
-                    RecordDigests.digest(of: UnsafeBufferPointer(rebasing: bytes[$0]))
+        let progress = Mutex(
+            Progress(files: Array(repeating: nil, count: names.count), digests: Array(repeating: [], count: names.count)))
+        let queue = TaskQueue()
+        for (index, name) in names.enumerated() {
+            queue.add {
+                let read: (bytes: [UInt8], status: FileStatus)
+                do throws(SnapshotFileReadError) {
+                    read = try self.folder.readSnapshotBytes(name, limit: self.settings.maxFileSize)
+                } catch {
+                    progress.withLock { $0.files[index] = .unreadable(error) }
+                    return
+                }
+                guard let split = SnapshotReader.split(read.bytes) else {
+                    progress.withLock { $0.files[index] = .whole(read.bytes, read.status) }
+                    return
+                }
+                let elements = split.elements
+                let chunks = (elements.count + chunkSize - 1) / chunkSize
+                progress.withLock {
+                    $0.files[index] = .split(read.bytes, split, [], [], read.status)
+                    $0.digests[index] = Array(repeating: [], count: chunks + 1)
+                }
+                queue.add {
+                    let known = (try? self.store.reading { try $0.recordDigests(of: name) }).map(RecordDigests.list(of:)) ?? []
+                    progress.withLock { $0.digests[index][chunks] = known }
+                }
+                for chunk in 0..<chunks {
+                    queue.add {
+                        let digests = read.bytes.withUnsafeBufferPointer { bytes in
+                            elements[(chunk * chunkSize)..<min(elements.count, (chunk + 1) * chunkSize)].map {
+                                RecordDigests.digest(of: UnsafeBufferPointer(rebasing: bytes[$0]))
+                            }
+                        }
+                        progress.withLock { $0.digests[index][chunk] = digests }
+                    }
                 }
             }
-            hashed.withLock { $0[chunk] = digests }
         }
-        let results = hashed.withLock { $0 }
-        return .split(read.bytes, split, results.dropLast().flatMap { $0 }, results[chunks], read.status)
+        queue.run()
+        let done = progress.withLock { $0 }
+        return zip(done.files, done.digests).map { file, digests in
+            guard case .split(let bytes, let split, _, _, let status) = file! else { return file! }
+            return .split(bytes, split, digests.dropLast().flatMap { $0 }, digests.last ?? [], status)
+        }
     }
 
     /// Reads a file whole, through the reader's fast path and its fallback (messages included).
