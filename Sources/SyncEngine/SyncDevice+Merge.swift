@@ -47,6 +47,10 @@ extension SyncDevice {
         // A cold merge writes the whole store in one transaction: the disk starts on its pages
         // while the records are inserted and the commit copies them, instead of after.
         let writeBehind = mergedAlone.map { _ in WriteBehind(opening: [storePath + "-wal"], sharing: storePath) }
+        // The file a cold merge publishes is written by another thread from the same chunks,
+        // while the transaction inserts them; the publication waits for it only to rename it.
+        var coldFile: ColdFile?
+        defer { coldFile?.discardUnlessTaken() }
         let result: (Publication?, Edit?)
         do {
             result = try store.transaction { session -> (Publication?, Edit?) in
@@ -56,12 +60,10 @@ extension SyncDevice {
                 for (name, digests) in collection.recordDigests { try session.saveRecordDigests(digests, of: name) }
                 try session.markAbsent(except: collection.presentNames)
                 var report = collection.report
-                // The file a cold merge publishes is written by another thread from the same
-                // chunks, while this one inserts them (the generation depends only on the source
-                // rows, saved above).
-                var coldFile: ColdFile?
-                defer { coldFile?.discardUnlessTaken() }
+                // The content digest of the records inserted, in id order, for the cold file.
+                var coldContent = ContentDigest()
                 if storeWasEmpty, let mergedAlone {
+                    // The generation depends only on the source rows, saved above.
                     if edit == nil, mergedAlone.chunkCount > 0 {
                         coldFile = try startColdFile(mergedAlone, generation: nextGeneration(session), now: now)
                     }
@@ -69,6 +71,7 @@ extension SyncDevice {
                     try mergedAlone.forEach { record, line in
                         tally(from: nil, to: record, into: &report)
                         try inserts.insert(record, as: line)
+                        line.digest.withUnsafeBytes { coldContent.add($0) }
                         changedRecords += 1
                     }
                 } else {
@@ -99,13 +102,15 @@ extension SyncDevice {
                 return (
                     try planPublication(
                         session, now: now, ownFileIsCurrent: ownFileIsCurrent, ownFileRead: ownFileRead,
-                        expectingChange: changedRecords > 0 || edited != nil, prebuilt: coldFile?.take()),
+                        expectingChange: changedRecords > 0 || edited != nil,
+                        coldFile: coldFile.map { ($0, coldContent.finalize()) }),
                     edited
                 )
             }
         } catch {
             writeBehind?.stop()
             mergedAlone?.waitUntilDone()
+            coldFile?.discardUnlessTaken()
             // A file written for a publication whose intent did not commit is not published.
             try? SystemCalls.remove(temporaryPublicationPath)
             throw error

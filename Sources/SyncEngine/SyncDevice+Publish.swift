@@ -1,5 +1,8 @@
 import Crypto
 import Dispatch
+#if canImport(Glibc)
+    import Glibc
+#endif
 import SnapshotFormat
 import SyncStore
 import Synchronization
@@ -18,10 +21,34 @@ struct ContentDigest {
 }
 
 /// A snapshot file about to be put in place: its generation, and its temporary file (written and
-/// fsynced inside the transaction that records the intent), or why it could not be written.
+/// fsynced inside the transaction that records the intent, or by a cold merge's writer thread),
+/// or why it could not be written.
 struct Publication {
     var generation: Int64
-    var written: Result<String, SystemCallError>
+    var file: File
+
+    enum File {
+        case written(Result<String, SystemCallError>)
+        /// Being written by another thread; `contentDigest` is the one recorded in the intent.
+        case beingWritten(ColdFile, contentDigest: String)
+    }
+
+    /// The temporary file, once written and fsynced.
+    func written() throws(SystemCallError) -> String {
+        switch file {
+        case .written(let result):
+            return try result.get()
+        case .beingWritten(let coldFile, let contentDigest):
+            guard let built = coldFile.take()?.file else {
+                throw SystemCallError(call: "write", subject: "the snapshot file", errno: EIO)
+            }
+            guard built.contentDigest == contentDigest else {
+                built.discard()
+                throw SystemCallError(call: "write", subject: "the snapshot file (its records differ from the store's)", errno: EIO)
+            }
+            return try built.written.get()
+        }
+    }
 }
 
 extension SyncDevice {
@@ -34,7 +61,7 @@ extension SyncDevice {
     ///   that holds others is not, whatever its generation.
     func planPublication(
         _ session: StoreSession, now: Timestamp, ownFileIsCurrent: Bool, ownFileRead: OwnFileRead? = nil,
-        expectingChange: Bool = false, prebuilt: (generation: Int64, file: BuiltFile)? = nil
+        expectingChange: Bool = false, coldFile: (file: ColdFile, contentDigest: String)? = nil
     ) throws -> Publication? {
         // Every stored line and its digest, in id order, straight from SQLite's rows.
         let forEachLine: ((UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Void) throws -> Void = {
@@ -42,22 +69,23 @@ extension SyncDevice {
         }
         // The content digest decides whether to write at all. When nothing says the content
         // changed, the records are first only hashed, straight from SQLite's rows (no copy);
-        // when the pass changed records, the file is built in the same pass that hashes it (or
-        // was built while they were saved: `prebuilt`, used if its generation is still the next).
+        // when the pass changed records, the file is built in the same pass that hashes it, or is
+        // being built by a cold merge's writer (`coldFile`, used if its generation is still the
+        // next: the intent is then recorded from the content digest of the lines inserted, and
+        // the file waited for only to be renamed).
         var built: BuiltFile?
+        var beingWritten: Publication.File?
         let contentDigest: String
-        if expectingChange {
-            let generation = try nextGeneration(session)
-            if let prebuilt, prebuilt.generation == generation {
-                built = prebuilt.file
-            } else {
-                // Removed first: the file built now takes the same temporary path.
-                prebuilt?.file.discard()
-                built = try buildFile(forEachLine, generation: generation, now: now)
-            }
+        if let coldFile, expectingChange, coldFile.file.generation == (try nextGeneration(session)) {
+            beingWritten = .beingWritten(coldFile.file, contentDigest: coldFile.contentDigest)
+            contentDigest = coldFile.contentDigest
+        } else if expectingChange {
+            // Removed first: the file built now takes the same temporary path.
+            coldFile?.file.discardUnlessTaken()
+            built = try buildFile(forEachLine, generation: try nextGeneration(session), now: now)
             contentDigest = built!.contentDigest
         } else {
-            prebuilt?.file.discard()
+            coldFile?.file.discardUnlessTaken()
             var hasher = ContentDigest()
             try session.forEachLineDigest { hasher.add($0) }
             contentDigest = hasher.finalize()
@@ -74,16 +102,29 @@ extension SyncDevice {
                         writtenAt: now.milliseconds, isPublished: true, isAdopted: true))
             }
             built?.discard()
+            coldFile?.file.discardUnlessTaken()
             return nil
         }
-        if let latest, latest.contentDigest == contentDigest, ownFileIsCurrent, ownFileRead == nil { return nil }
+        if let latest, latest.contentDigest == contentDigest, ownFileIsCurrent, ownFileRead == nil {
+            coldFile?.file.discardUnlessTaken()
+            return nil
+        }
         let generation = try nextGeneration(session)
+        if let beingWritten {
+            let header = SnapshotWriter.header(device: device, generation: generation, writtenAt: now)
+            try session.recordIntent(
+                StoredPublication(
+                    generation: generation, contentDigest: contentDigest,
+                    fileDigest: Self.fileDigest(header: header, recordsDigest: contentDigest),
+                    writtenAt: now.milliseconds, isPublished: false))
+            return Publication(generation: generation, file: beingWritten)
+        }
         let file = try built ?? buildFile(forEachLine, generation: generation, now: now)
         try session.recordIntent(
             StoredPublication(
                 generation: generation, contentDigest: file.contentDigest, fileDigest: file.fileDigest,
                 writtenAt: now.milliseconds, isPublished: false))
-        return Publication(generation: generation, written: file.written)
+        return Publication(generation: generation, file: .written(file.written))
     }
 
     /// The temporary file of this process's next publication.
@@ -195,8 +236,9 @@ extension SyncDevice {
         let finalPath = folder.path(of: ownFileName)
         let temporaryPath = temporaryPublicationPath
         do {
-            // Written and fsynced inside the transaction that recorded the intent.
-            _ = try publication.written.get()
+            // Written and fsynced inside the transaction that recorded the intent, or by a cold
+            // merge's writer thread, waited for here.
+            _ = try publication.written()
             try SystemCalls.rename(temporaryPath, to: finalPath)
             let directory = try SystemCalls.openDirectory(folder.path)
             defer { SystemCalls.close(directory) }
@@ -255,10 +297,13 @@ final class ColdFile: Sendable {
         }
     }
 
-    /// Waits for the file and removes it, unless it was taken.
+    /// Waits for the file and removes it, unless it was taken (or already removed).
     func discardUnlessTaken() {
         done.wait()
-        let left = state.withLock { $0.taken ? nil : $0.built }
+        let left = state.withLock { state -> SyncDevice.BuiltFile? in
+            defer { state.taken = true }
+            return state.taken ? nil : state.built
+        }
         left?.discard()
     }
 }

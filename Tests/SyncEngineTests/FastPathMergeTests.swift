@@ -33,6 +33,12 @@ struct FastPathMergeTests {
         // again, and no temporary file left.
         #expect(try desk.merge().publishedGeneration == nil)
         #expect(try Self.temporaryFiles(in: sandbox.shared).isEmpty)
+        // Read again, desk.json is recognized as the file the intent describes (its digest was
+        // recorded before the writer thread finished it).
+        let reread = try desk.merge(rereadAll: true)
+        #expect(reread.publishedGeneration == nil)
+        #expect(!reread.warnings.contains { $0.contains("ANOTHER DEVICE") })
+        #expect(reread.sources.first { $0.name == "desk.json" }?.status == .merged)
 
         // One record changed in device-1.json: the pass reads that record alone, and the result is
         // still the plain merge of everything seen.
