@@ -28,7 +28,8 @@ final class WriteBehind: Sendable {
         let stopped = stopped
         let finished = finished
         DispatchQueue.global(qos: .utility).async {
-            let borrowed = Self.descriptors(of: shared)
+            // One descriptor is enough: the writeback is of the file, whichever descriptor names it.
+            let borrowed = Self.descriptors(of: shared).prefix(1)
             var opened = [Int32?](repeating: nil, count: paths.count)
             repeat {
                 for (index, path) in paths.enumerated() {
