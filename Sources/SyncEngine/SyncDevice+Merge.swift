@@ -142,7 +142,11 @@ extension SyncDevice {
         // waiting.
         let versions = collection.incoming
         collection.incoming = IncomingVersions()
-        DispatchQueue.global(qos: .utility).async { withExtendedLifetime((versions, mergedAlone)) {} }
+        let returnsMemory = returnsMemoryAfterPasses
+        DispatchQueue.global(qos: .utility).async {
+            withExtendedLifetime((versions, mergedAlone)) {}
+            if returnsMemory { MemoryAllocator.returnFreedMemory() }
+        }
         return (collection.report, result.1)
     }
 

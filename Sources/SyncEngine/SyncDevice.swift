@@ -21,6 +21,8 @@ public final class SyncDevice: Sendable {
     let clock: @Sendable () -> Timestamp
     /// The schemas incoming versions and local edits of declared types must fit.
     public let schemas: SchemaSet
+    /// Whether a pass gives the memory it freed back to the system (a long-running process).
+    public let returnsMemoryAfterPasses: Bool
 
     /// The wall clock, as the contract's timestamps need it.
     public static let wallClock: @Sendable () -> Timestamp = {
@@ -31,10 +33,15 @@ public final class SyncDevice: Sendable {
     ///
     /// - Throws: ``EngineError`` when the folder is missing, the state directory is unusable or
     ///   inside the shared folder, or the store belongs to another device.
+    ///
+    /// - Parameter returnsMemoryAfterPasses: give the memory a pass freed back to the system when
+    ///   it ends (for `syncd`, which runs for days; a one-shot command exits instead).
     public init(
-        settings: SyncSettings, logger: Logger, clock: @escaping @Sendable () -> Timestamp = SyncDevice.wallClock
+        settings: SyncSettings, logger: Logger, clock: @escaping @Sendable () -> Timestamp = SyncDevice.wallClock,
+        returnsMemoryAfterPasses: Bool = false
     ) throws {
         self.settings = settings
+        self.returnsMemoryAfterPasses = returnsMemoryAfterPasses
         self.logger = logger
         self.clock = clock
         folder = try SharedFolder(path: settings.sharedFolder)

@@ -365,4 +365,11 @@ public enum MemoryAllocator {
     public static func tune() {
         _ = CInotifyTools.mallopt(M_TOP_PAD, 32 << 20)
     }
+
+    /// Gives the memory freed so far back to the system (`malloc_trim(3)`, every heap): glibc
+    /// otherwise keeps it for later allocations, so a daemon would stay at the peak of its
+    /// largest pass (350 MB after a first merge of 3 × 100,000 records, 40 MB after this).
+    public static func returnFreedMemory() {
+        _ = CInotifyTools.malloc_trim(0)
+    }
 }

@@ -22,8 +22,10 @@ final class TaskQueue: Sendable {
         state.withLock { $0.tasks.append(task) }
     }
 
-    /// Runs every task, and every task they add, then returns.
+    /// Runs every task, and every task they add, then returns (and lets go of them: a task that
+    /// adds others holds the queue, which holds the task).
     func run() {
+        defer { state.withLock { $0.tasks = [] } }
         DispatchQueue.concurrentPerform(iterations: max(1, ProcessInfo.processInfo.activeProcessorCount)) { _ in
             while true {
                 let taken = state.withLock { state -> (task: (@Sendable () -> Void)?, finished: Bool) in

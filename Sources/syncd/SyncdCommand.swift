@@ -61,7 +61,7 @@ struct SyncdCommand: AsyncParsableCommand {
             let logger = Logger(label: "syncd")
             let lock = try DaemonLock(stateDirectory: settings.stateDirectory)
             defer { withExtendedLifetime(lock) {} }
-            let device = try SyncDevice(settings: settings, logger: logger)
+            let device = try SyncDevice(settings: settings, logger: logger, returnsMemoryAfterPasses: true)
             let daemonSettings = daemonSettings
             let service = SyncService(
                 device: device, timings: try await daemonSettings.timingsAndLevel().timings,
