@@ -312,8 +312,9 @@ extension SyncDevice {
             } else {
                 var distinct: [ReadOnly.Version] = []
                 distinct.reserveCapacity(reading.versions.count)
-                // Holders are earlier files of the load.
-                let holderMerged = (0..<loadIndex).map { collection.mergedLoads.contains($0) }
+                // Holders are earlier files of the load, or this one (an element it repeats byte
+                // for byte: merged already, from its first place in the file).
+                let holderMerged = (0...loadIndex).map { collection.mergedLoads.contains($0) }
                 for (version, holder) in zip(reading.versions, copiedFrom)
                 where holder < 0 || !holderMerged[Int(holder)] {
                     distinct.append(version)

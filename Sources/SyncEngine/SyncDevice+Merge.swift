@@ -43,7 +43,7 @@ extension SyncDevice {
         // A store that holds no record yet (a cold merge) has nothing to look up: every record is
         // merged from the files alone. That pure work (merging, serializing, hashing) starts now
         // on every core, and the transaction inserts each chunk of records as soon as it is ready.
-        let mergedAlone = try store.reading { try $0.isEmpty() } ? MergedAlone(collection.incoming) : nil
+        var mergedAlone = try store.reading { try $0.isEmpty() } ? MergedAlone(collection.incoming) : nil
         // A cold merge writes the whole store in one transaction: the disk starts on its pages
         // while the records are inserted and the commit copies them, instead of after.
         let writeBehind = mergedAlone.map { _ in WriteBehind(opening: [storePath + "-wal"], sharing: storePath) }
@@ -140,11 +140,13 @@ extension SyncDevice {
         // Freeing every version read and record merged (hundreds of thousands after a cold
         // merge) takes a tenth of a second: do it on another thread, so the report is not kept
         // waiting.
-        let versions = collection.incoming
+        // This thread lets go of them first, so the other one frees them, then trims.
+        let leftovers = (collection.incoming, mergedAlone)
         collection.incoming = IncomingVersions()
+        mergedAlone = nil
         let returnsMemory = returnsMemoryAfterPasses
         DispatchQueue.global(qos: .utility).async {
-            withExtendedLifetime((versions, mergedAlone)) {}
+            withExtendedLifetime(leftovers) {}
             if returnsMemory { MemoryAllocator.returnFreedMemory() }
         }
         return (collection.report, result.1)

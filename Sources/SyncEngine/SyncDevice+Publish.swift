@@ -1,5 +1,6 @@
 import Crypto
 import Dispatch
+import Foundation
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -146,7 +147,9 @@ extension SyncDevice {
     /// they become ready (the transaction inserts the same records meanwhile).
     func startColdFile(_ merged: MergedAlone, generation: Int64, now: Timestamp) -> ColdFile {
         let file = ColdFile(generation: generation)
-        DispatchQueue.global().async {
+        // A thread of its own: it waits for chunks and for the disk, and a waiting thread of the
+        // shared pool would leave the merge one core short.
+        Thread {
             let built = try? self.buildFile(
                 { body in
                     try merged.forEach { _, stored in
@@ -154,7 +157,7 @@ extension SyncDevice {
                     }
                 }, generation: generation, now: now)
             file.finish(built)
-        }
+        }.start()
         return file
     }
 

@@ -1,6 +1,5 @@
 import Dispatch
 import Foundation
-import Synchronization
 
 /// Tasks that may add further tasks, run in order of arrival on every core until none is left.
 ///
@@ -15,33 +14,47 @@ final class TaskQueue: Sendable {
         var running = 0
     }
 
-    private let state = Mutex(State())
+    /// Guards `state`; signalled when a task is added or the last running one ends.
+    private let condition = NSCondition()
+    nonisolated(unsafe) private var state = State()
 
     /// Adds a task; a running task may add more.
     func add(_ task: @escaping @Sendable () -> Void) {
-        state.withLock { $0.tasks.append(task) }
+        condition.lock()
+        state.tasks.append(task)
+        condition.signal()
+        condition.unlock()
     }
 
     /// Runs every task, and every task they add, then returns (and lets go of them: a task that
     /// adds others holds the queue, which holds the task).
     func run() {
-        defer { state.withLock { $0.tasks = [] } }
+        defer {
+            condition.lock()
+            state.tasks = []
+            condition.unlock()
+        }
         DispatchQueue.concurrentPerform(iterations: max(1, ProcessInfo.processInfo.activeProcessorCount)) { _ in
+            condition.lock()
             while true {
-                let taken = state.withLock { state -> (task: (@Sendable () -> Void)?, finished: Bool) in
-                    guard state.next < state.tasks.count else { return (nil, state.running == 0) }
+                if state.next < state.tasks.count {
+                    let task = state.tasks[state.next]
                     state.next += 1
                     state.running += 1
-                    return (state.tasks[state.next - 1], false)
+                    condition.unlock()
+                    task()
+                    condition.lock()
+                    state.running -= 1
+                    if state.running == 0 { condition.broadcast() }
+                } else if state.running == 0 {
+                    // Nothing queued and nothing running that could queue more: done.
+                    condition.broadcast()
+                    condition.unlock()
+                    return
+                } else {
+                    // A running task may still add some.
+                    condition.wait()
                 }
-                guard let task = taken.task else {
-                    if taken.finished { return }
-                    // A running task may still add some: look again shortly.
-                    usleep(100)
-                    continue
-                }
-                task()
-                state.withLock { $0.running -= 1 }
             }
         }
     }

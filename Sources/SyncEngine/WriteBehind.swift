@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 
 /// Starts the disk writing, in the background, the pages a long transaction leaves in the page
 /// cache: the store's WAL while the transaction fills it, and its database file while the
@@ -27,7 +28,8 @@ final class WriteBehind: Sendable {
         finished.enter()
         let stopped = stopped
         let finished = finished
-        DispatchQueue.global(qos: .utility).async {
+        // A thread of its own: it sleeps between rounds, and would hold a thread of the pool.
+        Thread {
             // One descriptor is enough: the writeback is of the file, whichever descriptor names it.
             let borrowed = Self.descriptors(of: shared).prefix(1)
             var opened = [Int32?](repeating: nil, count: paths.count)
@@ -40,7 +42,7 @@ final class WriteBehind: Sendable {
             } while stopped.wait(timeout: .now() + interval) == .timedOut
             for case let descriptor? in opened { SystemCalls.close(descriptor) }
             finished.leave()
-        }
+        }.start()
     }
 
     /// Stops, and waits for the thread to close the files it opened. Called once.

@@ -77,6 +77,25 @@ struct FastPathMergeTests {
         #expect(try Self.temporaryFiles(in: sandbox.shared).isEmpty)
     }
 
+    @Test("a file that repeats a record byte for byte, alone or after another file holding it, merges it once")
+    func repeatedElement() throws {
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        let repeated = Wire.text(Wire.version(1, by: "laptop"))
+        let other = Wire.text(Wire.version(2, by: "laptop"))
+        try sandbox.write("laptop.json", Wire.snapshotText("laptop", generation: 1, records: [repeated, other, repeated]))
+        try sandbox.write("phone.json", Wire.snapshotText("phone", generation: 1, records: [repeated, repeated]))
+        let desk = try sandbox.device("desk")
+        let report = try desk.merge()
+        #expect(report.added == 2)
+        #expect(report.sources.filter { $0.status == .merged }.count == 2)
+        #expect(try desk.merge().publishedGeneration == nil)
+        // The same, on a store that holds the records already (the general path).
+        try sandbox.write("tablet.json", Wire.snapshotText("tablet", generation: 1, records: [other, other]))
+        let again = try desk.merge()
+        #expect(again.added == 0 && again.changed == 0)
+    }
+
     @Test("the first element holding each digest is found by the whole digest, not by its first half")
     func firstHolders() {
         var holders = FirstHolders(capacity: 5)
