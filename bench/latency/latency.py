@@ -148,9 +148,11 @@ def main():
             while at_store is None or at_file is None:
                 if time.perf_counter() - t0 > 300:
                     raise SystemExit(f"edit {n} of {rid} not seen after 300 s; see {work}/syncd.log")
+                # Since store v5 a record is one row whose line is its published form; the edit
+                # dominates every other version, so the marker shows as the current one's.
                 if at_store is None and store.execute(
-                        "SELECT 1 FROM version WHERE recordID = ? AND position = 0 AND fields LIKE ?",
-                        (rid, f"%{marker}%")).fetchone():
+                        "SELECT 1 FROM record WHERE id = ? AND instr(line, ?) > 0",
+                        (rid, probe)).fetchone():
                     at_store = time.perf_counter() - t0
                 if at_file is None:
                     now = os.stat(own)
