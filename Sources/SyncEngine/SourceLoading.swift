@@ -29,13 +29,13 @@ extension SyncDevice {
     /// Reads and parses the files `names`, on every core, and returns what each gave, in order.
     ///
     /// In four steps: each file is read and split into its record elements, and every element
-    /// hashed (in parallel, see ``prepare(_:)``); then every element is classified: skipped when the
-    /// same file held those very bytes at its last clean merge (already in the store), taken from
-    /// another file of this pass that holds the same bytes (read once), or to be read; then the
-    /// elements to read are read in chunks; then each file's reading is put together from its
-    /// elements. The last three overlap, on every core (see the comment inside). Files the split declines
-    /// (invalid JSON at the top level, an unusual shape) are read whole, by the reader's own
-    /// fallback, which gives the messages.
+    /// hashed (in parallel, see ``prepare(_:)``); then every element is classified: skipped when
+    /// the same file held those very bytes at its last clean merge (already in the store), taken
+    /// from an earlier element of the pass that holds the same bytes (read once), or to be read;
+    /// then the elements to read are read in chunks; then each file's reading is put together
+    /// from its elements. The last three overlap, on every core (see the comment inside). Files
+    /// the split declines (invalid JSON at the top level, an unusual shape) are read whole, by the
+    /// reader's own fallback, which gives the messages.
     func loadInParallel(_ names: [String]) -> [LoadedSource] {
         let files = prepare(names)
         guard !files.isEmpty else { return [] }
