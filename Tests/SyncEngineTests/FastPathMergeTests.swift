@@ -29,6 +29,14 @@ struct FastPathMergeTests {
         #expect(cold.conflicts > 0)
         var seen = try inputs.flatMap { try SnapshotReader.readPlain(bytes: $0.1, fileName: $0.0).versions }
         #expect(try Self.recordsPart(of: sandbox.read("desk.json")) == Self.plainBody(seen))
+        // The intent was recorded from the lines handed to the inserts: it must describe what the
+        // store holds (the digests of its rows, in id order) as well as the file.
+        let (recorded, stored) = try desk.store.reading { session -> (String?, String) in
+            var digest = ContentDigest()
+            try session.forEachLineDigest { digest.add($0) }
+            return (try session.latestCompletedPublication()?.contentDigest, digest.finalize())
+        }
+        #expect(recorded == stored)
         // The file written beside the inserts is the one the store describes: nothing to publish
         // again, and no temporary file left.
         #expect(try desk.merge().publishedGeneration == nil)
