@@ -92,9 +92,11 @@ final class MergedAlone: Sendable {
     let chunkCount: Int
     private let ready: [DispatchGroup]
     private let chunks: Mutex<[[Merged]]>
+    /// Set when the pass failed: the chunks not started yet are left empty.
+    private let cancelled = Atomic(false)
 
-    /// Starts merging `incoming`'s records in the background.
-    init(_ incoming: IncomingVersions) {
+    /// Starts merging `incoming`'s records in the background (on `queue`; tests hold it back).
+    init(_ incoming: IncomingVersions, on queue: DispatchQueue = .global()) {
         let order = incoming.sortedOrder()
         // Chunks that end where a record's versions end.
         var bounds = [0]
@@ -114,9 +116,13 @@ final class MergedAlone: Sendable {
         chunks = Mutex(Array(repeating: [], count: count))
         guard count > 0 else { return }
         let ends = bounds
-        DispatchQueue.global().async { [ready, self] in
+        queue.async { [ready, self] in
             // Chunks are handed to the cores in increasing order, so the first ones are ready first.
             DispatchQueue.concurrentPerform(iterations: count) { chunk in
+                guard !self.cancelled.load(ordering: .relaxed) else {
+                    ready[chunk].leave()
+                    return
+                }
                 var merged: [Merged] = []
                 incoming.forEachRecord(in: order[ends[chunk]..<ends[chunk + 1]]) { _, versions in
                     guard let record = RecordMerge.merge(versions) else { return }
@@ -136,7 +142,14 @@ final class MergedAlone: Sendable {
         }
     }
 
-    /// Waits until every chunk is merged (so no work outlives its pass).
+    /// Stops merging: chunks not started are left empty, so waiting for them (the inserts, the
+    /// file's writer, ``waitUntilDone()``) ends soon after a failed pass instead of after the
+    /// whole merge.
+    func cancel() {
+        cancelled.store(true, ordering: .relaxed)
+    }
+
+    /// Waits until every chunk is merged or skipped (so no work outlives its pass).
     func waitUntilDone() {
         for group in ready { group.wait() }
     }

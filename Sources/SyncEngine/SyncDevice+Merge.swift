@@ -108,6 +108,7 @@ extension SyncDevice {
                 )
             }
         } catch {
+            mergedAlone?.cancel()
             writeBehind?.stop()
             mergedAlone?.waitUntilDone()
             coldFile?.discardUnlessTaken()
