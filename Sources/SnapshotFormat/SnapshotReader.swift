@@ -288,15 +288,8 @@ extension SnapshotReader {
                 parser.baseDepth = 1
                 top[key] = try parser.parseValue()
             }
-            parser.skipWhitespace()
-            guard parser.position < input.count else { return nil }
-            if input[parser.position] == UInt8(ascii: ",") {
-                parser.position += 1
-                continue
-            }
-            guard input[parser.position] == UInt8(ascii: "}") else { return nil }
-            parser.position += 1
-            break
+            guard let more = try? parser.continues(closedBy: UInt8(ascii: "}")) else { return nil }
+            if !more { break }
         }
         parser.skipWhitespace()
         guard parser.position == input.count, let elements else { return nil }
@@ -320,15 +313,8 @@ extension SnapshotReader {
             guard start < input.count, let end = parser.endOfElement(), end > start else { return nil }
             elements.append(start..<end)
             parser.position = end
-            parser.skipWhitespace()
-            guard parser.position < input.count else { return nil }
-            if input[parser.position] == UInt8(ascii: ",") {
-                parser.position += 1
-                continue
-            }
-            guard input[parser.position] == UInt8(ascii: "]") else { return nil }
-            parser.position += 1
-            return elements
+            guard let more = try? parser.continues(closedBy: UInt8(ascii: "]")) else { return nil }
+            if !more { return elements }
         }
     }
 

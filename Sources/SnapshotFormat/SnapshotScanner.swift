@@ -165,17 +165,7 @@ extension StrictJSONParser {
                 // The value is not read yet (or only partly): validate the rest without keeping it.
                 try skipValue(depth: depth)
             }
-            skipWhitespace()
-            guard position < input.count else { throw truncated() }
-            if input[position] == UInt8(ascii: ",") {
-                position += 1
-                continue
-            }
-            guard input[position] == UInt8(ascii: "}") else {
-                throw unexpectedCharacter(context: " (expected ',' or '}')")
-            }
-            position += 1
-            break
+            guard try continues(closedBy: UInt8(ascii: "}")) else { break }
         }
         guard regular, let id, let type else { return nil }
         return ReadOnly.Version(
@@ -268,17 +258,9 @@ extension StrictJSONParser {
                 !entries.contains(where: { $0.device == device })
             else { break }
             entries.append(VersionVector.Entry(device: device, count: count))
-            skipWhitespace()
-            guard position < input.count else { break }
-            if input[position] == UInt8(ascii: ",") {
-                position += 1
-                continue
-            }
-            if input[position] == UInt8(ascii: "}") {
-                position += 1
-                return VersionVector(unsortedEntries: entries)
-            }
-            break
+            // Anything but a comma or the end of the object is irregular.
+            guard let more = try? continues(closedBy: UInt8(ascii: "}")) else { break }
+            if !more { return VersionVector(unsortedEntries: entries) }
         }
         // Irregular: validate the whole object from its start.
         position = start

@@ -30,20 +30,10 @@ extension StrictJSONParser {
             }
             while true {
                 try appendInterchange(into: &out, depth: depth + 1)
-                skipWhitespace()
-                guard position < input.count else { throw truncated() }
-                if input[position] == UInt8(ascii: ",") {
-                    position += 1
-                    out.append(UInt8(ascii: ","))
-                    continue
-                }
-                guard input[position] == UInt8(ascii: "]") else {
-                    throw unexpectedCharacter(context: " (expected ',' or ']')")
-                }
-                position += 1
-                out.append(UInt8(ascii: "]"))
-                return
+                guard try continues(closedBy: UInt8(ascii: "]")) else { break }
+                out.append(UInt8(ascii: ","))
             }
+            out.append(UInt8(ascii: "]"))
         case UInt8(ascii: "\""):
             try appendString(into: &out, isKey: false)
         case UInt8(ascii: "t"):
@@ -108,18 +98,8 @@ extension StrictJSONParser {
             let index = memberSpans.count - 1
             try appendInterchange(into: &out, depth: depth)
             memberSpans[index].end = out.count
-            skipWhitespace()
-            guard position < input.count else { throw truncated() }
-            if input[position] == UInt8(ascii: ",") {
-                position += 1
-                out.append(UInt8(ascii: ","))
-                continue
-            }
-            guard input[position] == UInt8(ascii: "}") else {
-                throw unexpectedCharacter(context: " (expected ',' or '}')")
-            }
-            position += 1
-            break
+            guard try continues(closedBy: UInt8(ascii: "}")) else { break }
+            out.append(UInt8(ascii: ","))
         }
         if !inOrder {
             // Written in document order; rewrite in key order, refusing a key that repeats.

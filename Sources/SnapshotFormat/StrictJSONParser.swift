@@ -162,18 +162,10 @@ struct StrictJSONParser {
                 } else {
                     arrays[arrays.count - 1].append(value)
                 }
-                skipWhitespace()
-                guard position < input.count else { throw truncated() }
-                let byte = input[position]
-                if byte == UInt8(ascii: ",") {
-                    position += 1
+                if try continues(closedBy: UInt8(ascii: isObject ? "}" : "]")) {
                     if isObject { try readKey() }
                     continue nextValue
                 }
-                guard byte == UInt8(ascii: isObject ? "}" : "]") else {
-                    throw unexpectedCharacter(context: isObject ? " (expected ',' or '}')" : " (expected ',' or ']')")
-                }
-                position += 1
                 openIsObject.removeLast()
                 value = isObject ? .object(objects.removeLast().finish()) : .array(arrays.removeLast())
             }
@@ -227,6 +219,24 @@ struct StrictJSONParser {
             default: return
             }
         }
+    }
+
+    /// After an array's element or an object's member: skips whitespace, then takes the `,` that
+    /// says another follows (true) or the `closing` byte that ends the container (false). Any
+    /// other byte, or the end of the input, is an error.
+    mutating func continues(closedBy closing: UInt8) throws(JSONParseError) -> Bool {
+        skipWhitespace()
+        guard position < input.count else { throw truncated() }
+        if input[position] == UInt8(ascii: ",") {
+            position += 1
+            return true
+        }
+        guard input[position] == closing else {
+            throw unexpectedCharacter(
+                context: closing == UInt8(ascii: "}") ? " (expected ',' or '}')" : " (expected ',' or ']')")
+        }
+        position += 1
+        return false
     }
 
     func truncated() -> JSONParseError {

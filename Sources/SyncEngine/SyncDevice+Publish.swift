@@ -40,7 +40,7 @@ struct Publication {
         case .written(let result):
             return try result.get()
         case .beingWritten(let coldFile, let contentDigest):
-            guard let built = coldFile.take()?.file else {
+            guard let built = coldFile.take() else {
                 throw SystemCallError(call: "write", subject: "the snapshot file", errno: EIO)
             }
             guard built.contentDigest == contentDigest else {
@@ -77,13 +77,14 @@ extension SyncDevice {
         var built: BuiltFile?
         var beingWritten: Publication.File?
         let contentDigest: String
-        if let coldFile, expectingChange, coldFile.file.generation == (try nextGeneration(session)) {
+        let changedGeneration = expectingChange ? try nextGeneration(session) : nil
+        if let coldFile, let changedGeneration, coldFile.file.generation == changedGeneration {
             beingWritten = .beingWritten(coldFile.file, contentDigest: coldFile.contentDigest)
             contentDigest = coldFile.contentDigest
-        } else if expectingChange {
+        } else if let changedGeneration {
             // Removed first: the file built now takes the same temporary path.
             coldFile?.file.discardUnlessTaken()
-            built = try buildFile(forEachLine, generation: try nextGeneration(session), now: now)
+            built = try buildFile(forEachLine, generation: changedGeneration, now: now)
             contentDigest = built!.contentDigest
         } else {
             coldFile?.file.discardUnlessTaken()
@@ -110,7 +111,7 @@ extension SyncDevice {
             coldFile?.file.discardUnlessTaken()
             return nil
         }
-        let generation = try nextGeneration(session)
+        let generation = try changedGeneration ?? nextGeneration(session)
         if let beingWritten {
             let header = SnapshotWriter.header(device: device, generation: generation, writtenAt: now)
             try session.recordIntent(
@@ -292,11 +293,11 @@ final class ColdFile: Sendable {
     }
 
     /// Waits for the file, and takes it: from now on the caller decides what becomes of it.
-    func take() -> (generation: Int64, file: SyncDevice.BuiltFile)? {
+    func take() -> SyncDevice.BuiltFile? {
         done.wait()
         return state.withLock { state in
             state.taken = true
-            return state.built.map { (generation, $0) }
+            return state.built
         }
     }
 

@@ -30,15 +30,14 @@ final class WriteBehind: Sendable {
         let finished = finished
         // A thread of its own: it sleeps between rounds, and would hold a thread of the pool.
         Thread {
-            // One descriptor is enough: the writeback is of the file, whichever descriptor names it.
-            let borrowed = Self.descriptors(of: shared).prefix(1)
+            let borrowed = Self.descriptor(of: shared)
             var opened = [Int32?](repeating: nil, count: paths.count)
             repeat {
                 for (index, path) in paths.enumerated() {
                     if opened[index] == nil { opened[index] = try? SystemCalls.openForReadingNoFollow(path) }
                     if let descriptor = opened[index] { SystemCalls.startWriteback(descriptor) }
                 }
-                for descriptor in borrowed { SystemCalls.startWriteback(descriptor) }
+                if let borrowed { SystemCalls.startWriteback(borrowed) }
             } while stopped.wait(timeout: .now() + interval) == .timedOut
             for case let descriptor? in opened { SystemCalls.close(descriptor) }
             finished.leave()
@@ -51,16 +50,17 @@ final class WriteBehind: Sendable {
         finished.wait()
     }
 
-    /// This process's open descriptors of the file at `path` (none when it cannot tell).
-    private static func descriptors(of path: String) -> [Int32] {
+    /// One of this process's open descriptors of the file at `path` (one is enough: the writeback
+    /// is of the file, whichever descriptor names it); nil when there is none or it cannot tell.
+    private static func descriptor(of path: String) -> Int32? {
         guard let target = try? SystemCalls.status(path),
             let entries = try? SystemCalls.directoryEntries("/proc/self/fd")
-        else { return [] }
-        return entries.compactMap { entry -> Int32? in
+        else { return nil }
+        return entries.lazy.compactMap { entry -> Int32? in
             guard let descriptor = Int32(entry), let status = try? SystemCalls.status("/proc/self/fd/\(entry)"),
                 status.fileSystemDevice == target.fileSystemDevice, status.inode == target.inode
             else { return nil }
             return descriptor
-        }
+        }.first
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 @testable import SnapshotFormat
 import Testing
+import TestSupport
 
 /// The fast paths (``StrictJSON/interchangeBytes(of:)``, the record scanner, ``ReadOnly/Record/interchangeLine``)
 /// against the plain ones they replace: same acceptance, same bytes, same versions.
@@ -24,7 +25,7 @@ struct FastPathTests {
 
     @Test("generated documents: same acceptance and the same bytes")
     func generatedDocuments() throws {
-        var random = SplitMix(seed: 7)
+        var random = SplitMix64(seed: 7)
         for round in 0..<3000 {
             var text = ""
             RandomJSON.value(depth: 0, into: &text, using: &random)
@@ -69,7 +70,7 @@ struct FastPathTests {
 
     @Test("generated snapshot files with irregular and invalid records read the same both ways")
     func generatedFiles() throws {
-        var random = SplitMix(seed: 11)
+        var random = SplitMix64(seed: 11)
         for round in 0..<400 {
             var records: [String] = []
             for _ in 0..<Int.random(in: 0...6, using: &random) {
@@ -83,7 +84,7 @@ struct FastPathTests {
 
     @Test("a record line reads back as the record, and equals the tree's serialization")
     func lines() throws {
-        var random = SplitMix(seed: 5)
+        var random = SplitMix64(seed: 5)
         var checked = 0
         for _ in 0..<600 {
             let text = #"{"format":1,"device":"laptop","generation":3,"records":[\#(RandomRecord.text(using: &random))]}"#
@@ -141,18 +142,6 @@ struct FastPathTests {
     }
 }
 
-/// A small deterministic generator (SplitMix64), so a failure reproduces.
-struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 /// JSON text of every kind the format meets: whitespace, unsorted and escaped keys (BMP, private
 /// use and supplementary characters, which sort differently in UTF-16), every number form.
@@ -173,7 +162,7 @@ enum RandomJSON {
         "0.30000000000000004", "5e-324", "1.0e1",
     ]
 
-    static func value(depth: Int, into text: inout String, using random: inout SplitMix) {
+    static func value(depth: Int, into text: inout String, using random: inout SplitMix64) {
         let space = [" ", "", "", "\n", "\t"][Int.random(in: 0..<5, using: &random)]
         text += space
         switch depth > 3 ? Int.random(in: 2..<6, using: &random) : Int.random(in: 0..<6, using: &random) {
@@ -211,7 +200,7 @@ enum RandomRecord {
         "00000000-0000-4000-8000-00000000000A",
     ]
 
-    static func text(using random: inout SplitMix) -> String {
+    static func text(using random: inout SplitMix64) -> String {
         let id = ids.randomElement(using: &random)!
         var members: [String] = []
         func maybe(_ odds: Int, _ member: @autoclosure () -> String) {
@@ -257,11 +246,11 @@ enum RandomRecord {
     }
 
     /// Mostly the first choice, sometimes any other.
-    private static func pick(_ choices: [String], _ random: inout SplitMix) -> String {
+    private static func pick(_ choices: [String], _ random: inout SplitMix64) -> String {
         Int.random(in: 0..<3, using: &random) == 0 ? choices.randomElement(using: &random)! : choices[0]
     }
 
-    private static func fields(_ random: inout SplitMix) -> String {
+    private static func fields(_ random: inout SplitMix64) -> String {
         var text = ""
         repeat {
             text = ""

@@ -1,5 +1,6 @@
 import SnapshotFormat
 import Testing
+import TestSupport
 
 private func refusal(_ text: String) -> JSONParseError? {
     do throws(JSONParseError) {
@@ -60,7 +61,7 @@ extension StrictJSONParserTests {
 
     @Test("random decimal literals parse to the double Swift's strtod gives")
     func randomNumbersMatchStrtod() throws {
-        var random = SplitMixGenerator(seed: 0x5EED)
+        var random = SplitMix64(seed: 0x5EED)
         for _ in 0..<20_000 {
             let integerDigits = Int.random(in: 1...20, using: &random)
             var text = Int.random(in: 0...1, using: &random) == 0 ? "-" : ""
@@ -86,15 +87,3 @@ extension StrictJSONParserTests {
     }
 }
 
-/// A small deterministic generator so failures reproduce.
-private struct SplitMixGenerator: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}

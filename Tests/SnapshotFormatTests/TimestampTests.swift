@@ -1,6 +1,7 @@
 import Foundation
 import SnapshotFormat
 import Testing
+import TestSupport
 
 /// One case of `timestamps.json`.
 struct TimestampVector: Sendable, CustomTestStringConvertible {
@@ -190,18 +191,6 @@ struct TimestampTests {
     }
 }
 
-/// A small seeded generator, so that a failing round trip can be reproduced.
-private struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 private func pad(_ value: Int, _ width: Int) -> String {
     let digits = String(value)

@@ -3,6 +3,7 @@ import PropertyBased
 import SnapshotFormat
 import SnapshotMerge
 import Testing
+import TestSupport
 
 /// Properties of `RecordMerge.merge` over the versions published by generated histories of writers
 /// that follow the contract (see `WriterHistory`). The contract promises that for such writers the
@@ -16,7 +17,7 @@ struct MergePropertyTests {
     func commutative() async {
         await propertyCheck(count: Self.runs, input: HistoryScenario.generator, Gen.int(in: 0...Int.max)) { scenario, seed in
             // Given every version of each record a history published
-            var random = SplitMix64(seed: seed)
+            var random = SplitMix64(propertySeed: seed)
             for (id, versions) in WriterHistory(scenario).publishedByID {
                 // When they are merged in the order made, reversed, and shuffled
                 let reference = RecordMerge.merge(versions)
@@ -34,7 +35,7 @@ struct MergePropertyTests {
     func associative() async {
         await propertyCheck(count: Self.runs, input: HistoryScenario.generator, Gen.int(in: 0...Int.max)) { scenario, seed in
             // Given the published versions of each record, split at random into 2 to 4 groups, several ways
-            var random = SplitMix64(seed: seed)
+            var random = SplitMix64(propertySeed: seed)
             for (id, versions) in WriterHistory(scenario).publishedByID {
                 let whole = RecordMerge.merge(versions)
                 for _ in 0..<6 {
@@ -58,7 +59,7 @@ struct MergePropertyTests {
     @Test("Idempotent: merging a result again, or repeating inputs, changes nothing")
     func idempotent() async {
         await propertyCheck(count: Self.runs, input: HistoryScenario.generator, Gen.int(in: 0...Int.max)) { scenario, seed in
-            var random = SplitMix64(seed: seed)
+            var random = SplitMix64(propertySeed: seed)
             for (id, versions) in WriterHistory(scenario).publishedByID {
                 // Given the merge of a record's versions
                 let result = try #require(RecordMerge.merge(versions))
@@ -127,7 +128,7 @@ struct MergePropertyTests {
     @Test("After a resolve, merging the resolution with any set of the versions it saw leaves no conflict")
     func resolutionEndsTheConflict() async {
         await propertyCheck(count: Self.runs, input: HistoryScenario.generator, Gen.int(in: 0...Int.max)) { scenario, seed in
-            var random = SplitMix64(seed: seed)
+            var random = SplitMix64(propertySeed: seed)
             let history = WriterHistory(scenario)
             for edit in history.edits where edit.isResolution {
                 // Given a resolution and the old versions its device had seen: the record it resolved
@@ -187,7 +188,7 @@ struct MergePropertyTests {
     @Test("The generated histories exercise what they should: conflicts, legacy winners, resolutions, benign conflicts")
     func generatorCoverage() {
         // Given many histories from a fixed generator seed
-        var random = SplitMix64(seed: 2026)
+        var random = SplitMix64(propertySeed: 2026)
         var conflicted = 0, legacyWinners = 0, legacyWithConflicts = 0, resolutions = 0, benign = 0, superseded = 0
         for _ in 0..<300 {
             let steps = (0..<40).map { _ in
