@@ -354,10 +354,7 @@ extension SnapshotReader {
         precondition(elements.count == split.elements.count, "one reading per element")
         // Invalid JSON anywhere comes first, as when the whole document is parsed before its rules.
         if elements.contains(where: { $0?.isValidJSON == false }) { return nil }
-        let header = try readHeader(split.top, fileName: fileName)
-        var reading = SnapshotReading(
-            device: header.device, role: header.role, generation: header.generation, writtenAt: nil,
-            versions: [], problems: [], warnings: [], recordCount: split.elements.count)
+        var reading = try topLevel(of: split, fileName: fileName)
         reading.versions.reserveCapacity(elements.count)
         for (index, element) in elements.enumerated() {
             guard let element else { continue }
@@ -367,6 +364,18 @@ extension SnapshotReader {
                 reading.problems.append(problem)
             }
         }
+        return reading
+    }
+
+    /// The reading of a split file's top level alone: its header, its `writtenAt` warning and its
+    /// record count, with no version (its elements are read apart).
+    public static func topLevel(of split: SplitSnapshot, fileName: String) throws(SnapshotFileProblem)
+        -> SnapshotReading
+    {
+        let header = try readHeader(split.top, fileName: fileName)
+        var reading = SnapshotReading(
+            device: header.device, role: header.role, generation: header.generation, writtenAt: nil,
+            versions: [], problems: [], warnings: [], recordCount: split.elements.count)
         readWrittenAt(split.top, into: &reading)
         return reading
     }
