@@ -1,5 +1,6 @@
 import Crypto
 import Dispatch
+import Foundation
 import SnapshotMerge
 import Synchronization
 import SnapshotFormat
@@ -23,6 +24,17 @@ struct SourceCollection {
     var mergedLoads: Set<Int> = []
     /// The record digests to keep for each file whose records all merge in this pass.
     var recordDigests: [String: [UInt8]] = [:]
+}
+
+/// The shared folder as a pass found it, before any file is read.
+struct FolderScan {
+    /// The outcomes of the files not to read.
+    var collection: SourceCollection
+    /// The files to read, in name order.
+    var pending: [(name: String, status: FileStatus)]
+    /// The rows the store held.
+    var known: [String: StoredSource]
+    var hasPublished: Bool
 }
 
 /// The versions a pass merges, kept as each file gave them; ``forEachRecord(_:)`` groups them by
@@ -91,12 +103,27 @@ final class MergedAlone: Sendable {
     /// Chunks, in id order.
     let chunkCount: Int
     private let ready: [DispatchGroup]
-    private let chunks: Mutex<[[Merged]]>
+    private let state: Mutex<State>
+    /// Signalled when a chunk is let go of, or the merge cancelled.
+    private let released = NSCondition()
     /// Set when the pass failed: the chunks not started yet are left empty.
     private let cancelled = Atomic(false)
+    /// When chunks are let go of once every consumer went through them: how many consumers go
+    /// through, and how many chunks past the last one let go of may be merged meanwhile.
+    private let releasing: (consumers: Int, window: Int)?
+
+    private struct State {
+        var chunks: [[Merged]]
+        /// How many consumers went through each chunk.
+        var consumed: [Int]
+        /// Every chunk before this one is let go of.
+        var releasedUpTo = 0
+        /// Why producing a chunk failed, if it did.
+        var failure: (any Error)?
+    }
 
     /// Starts merging `incoming`'s records in the background (on `queue`; tests hold it back).
-    init(_ incoming: IncomingVersions, on queue: DispatchQueue = .global()) {
+    convenience init(_ incoming: IncomingVersions, on queue: DispatchQueue = .global()) {
         let order = incoming.sortedOrder()
         // Chunks that end where a record's versions end.
         var bounds = [0]
@@ -106,31 +133,58 @@ final class MergedAlone: Sendable {
             while end < order.count, order[end].id == order[end - 1].id { end += 1 }
             bounds.append(end)
         }
-        let count = bounds.count - 1
-        chunkCount = count
-        ready = (0..<count).map { _ in
+        let ends = bounds
+        self.init(chunkCount: ends.count - 1, on: queue) { chunk in
+            var merged: [Merged] = []
+            incoming.forEachRecord(in: order[ends[chunk]..<ends[chunk + 1]]) { _, versions in
+                guard let record = RecordMerge.merge(versions) else { return }
+                merged.append((record, StoredLine(of: record)))
+            }
+            return merged
+        }
+    }
+
+    /// Starts producing `chunkCount` chunks in the background with `produce`, on every core, in
+    /// increasing order. With `releasing`, a chunk is let go of once that many consumers went
+    /// through it (``forEach(_:)``), and a chunk is produced only while fewer than `window`
+    /// chunks before it are held: memory stays bounded however many records there are.
+    init(
+        chunkCount: Int, releasing: (consumers: Int, window: Int)? = nil, on queue: DispatchQueue = .global(),
+        produce: @escaping @Sendable (Int) throws -> [Merged]
+    ) {
+        self.chunkCount = chunkCount
+        self.releasing = releasing
+        ready = (0..<chunkCount).map { _ in
             let group = DispatchGroup()
             group.enter()
             return group
         }
-        chunks = Mutex(Array(repeating: [], count: count))
-        guard count > 0 else { return }
-        let ends = bounds
+        state = Mutex(State(chunks: Array(repeating: [], count: chunkCount), consumed: Array(repeating: 0, count: chunkCount)))
+        guard chunkCount > 0 else { return }
         queue.async { [ready, self] in
             // Chunks are handed to the cores in increasing order, so the first ones are ready first.
-            DispatchQueue.concurrentPerform(iterations: count) { chunk in
-                guard !self.cancelled.load(ordering: .relaxed) else {
-                    ready[chunk].leave()
-                    return
+            DispatchQueue.concurrentPerform(iterations: chunkCount) { chunk in
+                defer { ready[chunk].leave() }
+                if let releasing { self.waitForRoom(before: chunk, window: releasing.window) }
+                guard !self.cancelled.load(ordering: .relaxed) else { return }
+                do {
+                    let merged = try produce(chunk)
+                    self.state.withLock { $0.chunks[chunk] = merged }
+                } catch {
+                    self.state.withLock { if $0.failure == nil { $0.failure = error } }
+                    self.cancel()
                 }
-                var merged: [Merged] = []
-                incoming.forEachRecord(in: order[ends[chunk]..<ends[chunk + 1]]) { _, versions in
-                    guard let record = RecordMerge.merge(versions) else { return }
-                    merged.append((record, StoredLine(of: record)))
-                }
-                self.chunks.withLock { $0[chunk] = merged }
-                ready[chunk].leave()
             }
+        }
+    }
+
+    /// Waits until fewer than `window` chunks before `chunk` are held (or the merge is cancelled).
+    /// The first chunk not let go of never waits for a later one: no chunk waits forever.
+    private func waitForRoom(before chunk: Int, window: Int) {
+        released.lock()
+        defer { released.unlock() }
+        while state.withLock({ $0.releasedUpTo }) + window <= chunk, !cancelled.load(ordering: .relaxed) {
+            released.wait()
         }
     }
 
@@ -138,15 +192,33 @@ final class MergedAlone: Sendable {
     func forEach(_ body: (Merged) throws -> Void) rethrows {
         for index in 0..<chunkCount {
             ready[index].wait()
-            for merged in chunks.withLock({ $0[index] }) { try body(merged) }
+            let merged = state.withLock { $0.chunks[index] }
+            for record in merged { try body(record) }
+            guard let releasing else { continue }
+            released.lock()
+            state.withLock { state in
+                state.consumed[index] += 1
+                if state.consumed[index] == releasing.consumers { state.chunks[index] = [] }
+                while state.releasedUpTo < chunkCount, state.consumed[state.releasedUpTo] >= releasing.consumers {
+                    state.releasedUpTo += 1
+                }
+            }
+            released.broadcast()
+            released.unlock()
         }
     }
+
+    /// Why producing a chunk failed (the chunks after it are left empty), nil when none did.
+    var failure: (any Error)? { state.withLock { $0.failure } }
 
     /// Stops merging: chunks not started are left empty, so waiting for them (the inserts, the
     /// file's writer, ``waitUntilDone()``) ends soon after a failed pass instead of after the
     /// whole merge.
     func cancel() {
         cancelled.store(true, ordering: .relaxed)
+        released.lock()
+        released.broadcast()
+        released.unlock()
     }
 
     /// Waits until every chunk is merged or skipped (so no work outlives its pass).
@@ -167,13 +239,48 @@ struct OwnFileRead {
 }
 
 extension SyncDevice {
-    /// Reads every source in the shared folder that changed since it was last read.
+    /// Reads every source of `scan` that changed since it was last read (``scanSources(rereadAll:)``).
+    func collectSources(_ scan: FolderScan, now: Timestamp, acceptDeletions: Set<String> = []) -> SourceCollection {
+        var collection = scan.collection
+        // Reading and parsing are independent per file: do them on every core, then take the
+        // results in name order so the report and the merge do not depend on timing.
+        let loaded = loadInParallel(scan.pending.map(\.name))
+        for (index, ((name, status), load)) in zip(scan.pending, loaded).enumerated() {
+            absorb(
+                load, at: index, name: name, listed: status, previous: scan.known[name], hasPublished: scan.hasPublished,
+                now: now, acceptDeletions: acceptDeletions, into: &collection)
+        }
+        return collection
+    }
+
+    /// The sources of a streamed first merge, taken into a collection as ``collectSources(_:now:acceptDeletions:)``
+    /// takes files read whole: from each file's top level, and from what its records gave
+    /// (`facts`, once they are merged; without them, the rows hold all but the records' warnings
+    /// and digests).
+    func collectStreamed(
+        _ scan: FolderScan, _ streamed: StreamedFirstMerge, facts: [StreamedFirstMerge.Facts]?, now: Timestamp,
+        acceptDeletions: Set<String>
+    ) -> SourceCollection {
+        var collection = scan.collection
+        for (index, source) in streamed.sources.enumerated() {
+            let fileFacts = facts?[index]
+            absorb(
+                .read(
+                    source.topLevel, ownBytes: [], source.status,
+                    digests: fileFacts.map { RecordDigests(ordered: $0.digests) } ?? RecordDigests()),
+                at: index, name: source.name, listed: source.status, previous: scan.known[source.name],
+                hasPublished: scan.hasPublished, now: now, acceptDeletions: acceptDeletions, into: &collection,
+                streamed: fileFacts.map { ($0.futureDates.warnings(), $0.newerSchemas) })
+        }
+        return collection
+    }
+
+    /// The shared folder's entries against the rows the store holds: the outcomes of files not
+    /// to read (unchanged, not regular), and the files to read.
     ///
     /// With `rereadAll`, files are parsed again even when their stat is unchanged (after an inotify
     /// overflow, a lost watch, or the periodic rescan).
-    func collectSources(now: Timestamp, rereadAll: Bool = false, acceptDeletions: Set<String> = []) throws
-        -> SourceCollection
-    {
+    func scanSources(rereadAll: Bool) throws -> FolderScan {
         var collection = SourceCollection()
         collection.report.ownFile = folder.path(of: ownFileName)
         let (entries, ignored) = try folder.candidates()
@@ -199,21 +306,14 @@ extension SyncDevice {
             }
             pending.append((entry.name, status))
         }
-        // Reading and parsing are independent per file: do them on every core, then take the
-        // results in name order so the report and the merge do not depend on timing.
-        let loaded = loadInParallel(pending.map(\.name))
-        for (index, ((name, status), load)) in zip(pending, loaded).enumerated() {
-            absorb(
-                load, at: index, name: name, listed: status, previous: known[name], hasPublished: hasPublished,
-                now: now, acceptDeletions: acceptDeletions, into: &collection)
-        }
-        return collection
+        return FolderScan(collection: collection, pending: pending, known: known, hasPublished: hasPublished)
     }
 
     /// Takes what loading one file gave into the collection: its row, its outcome, its versions.
     private func absorb(
         _ load: LoadedSource, at loadIndex: Int, name: String, listed: FileStatus, previous: StoredSource?, hasPublished: Bool,
-        now: Timestamp, acceptDeletions: Set<String>, into collection: inout SourceCollection
+        now: Timestamp, acceptDeletions: Set<String>, into collection: inout SourceCollection,
+        streamed: (futureWarnings: [String], newerSchemas: Int)? = nil
     ) {
         let status = load.status ?? listed
         var row = StoredSource(
@@ -283,7 +383,8 @@ extension SyncDevice {
         {
             notes.append(impostor)
         }
-        notes += futureVersionWarnings(reading.versions, now: now)
+        // A streamed file's versions were checked round by round; its reading holds none.
+        notes += streamed?.futureWarnings ?? futureVersionWarnings(reading.versions, now: now)
         if !acceptDeletions.contains(name), let held = try? massDeletionHold(reading, name: name, into: &collection) {
             outcome.status = .heldBack
             outcome.reason = held
@@ -344,6 +445,7 @@ extension SyncDevice {
             // Read again on every pass: once the schema files change, the versions merge.
             row.size = -1
         }
+        newerSchemas += streamed?.newerSchemas ?? 0
         if newerSchemas > 0 {
             let note =
                 "\(newerSchemas) version(s) carry a schemaVersion newer than the schema files declare: merged unchecked, kept verbatim"

@@ -307,6 +307,13 @@ struct RecordDigests: Sendable {
 
     private(set) var entries: [(index: Int, digest: Digest)] = []
 
+    init() {}
+
+    /// The digests of every record of a file, in order.
+    init(ordered digests: [Digest]) {
+        entries = digests.enumerated().map { ($0.offset, $0.element) }
+    }
+
     mutating func append(_ digest: Digest, at index: Int) {
         entries.append((index, digest))
     }

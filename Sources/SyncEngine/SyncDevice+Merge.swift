@@ -30,20 +30,28 @@ extension SyncDevice {
     ///
     /// With `checkPublication` false, this device's file is compared with the store only when the
     /// pass changed a record or the file is not the one last published (the daemon's cheap pass).
+    ///
+    /// With `streaming` (and no edit), a first merge of large files merges them through windows
+    /// (``StreamedFirstMerge``); when that declines, the pass starts again without.
     func pass<Edit>(
         rereadAll: Bool = false, checkPublication: Bool = true, acceptDeletions: Set<String> = [],
-        edit: ((StoreSession, Timestamp) throws -> Edit)?
+        streaming: Bool = true, edit: ((StoreSession, Timestamp) throws -> Edit)?
     ) throws -> (report: MergeReport, edit: Edit?) {
         let now = clock()
         let stopwatch = ContinuousClock()
         var started = stopwatch.now
         removeStaleTemporaryFiles()
-        var collection = try collectSources(now: now, rereadAll: rereadAll, acceptDeletions: acceptDeletions)
+        let storeIsEmpty = try store.reading { try $0.isEmpty() }
+        let scan = try scanSources(rereadAll: rereadAll)
+        let streamed = streaming && edit == nil && storeIsEmpty ? streamedFirstMerge(scan, now: now) : nil
+        var collection =
+            streamed.map { collectStreamed(scan, $0, facts: nil, now: now, acceptDeletions: acceptDeletions) }
+            ?? collectSources(scan, now: now, acceptDeletions: acceptDeletions)
         collection.report.timings.read = Self.milliseconds(since: &started, stopwatch)
         // A store that holds no record yet (a cold merge) has nothing to look up: every record is
         // merged from the files alone. That pure work (merging, serializing, hashing) starts now
         // on every core, and the transaction inserts each chunk of records as soon as it is ready.
-        var mergedAlone = try store.reading { try $0.isEmpty() } ? MergedAlone(collection.incoming) : nil
+        var mergedAlone = streamed?.merging() ?? (storeIsEmpty ? MergedAlone(collection.incoming) : nil)
         // A cold merge writes the whole store in one transaction: the disk starts on its pages
         // while the records are inserted and the commit copies them, instead of after.
         let writeBehind = mergedAlone.map { _ in WriteBehind(opening: [storePath + "-wal"], sharing: storePath) }
@@ -74,6 +82,19 @@ extension SyncDevice {
                         line.digest.withUnsafeBytes { coldContent.add($0) }
                         changedRecords += 1
                     }
+                    if let failure = mergedAlone.failure { throw failure }
+                    if let streamed {
+                        // The rows again, now with what the records gave (warnings, digests).
+                        let complete = collectStreamed(
+                            scan, streamed, facts: try streamed.finished(), now: now, acceptDeletions: acceptDeletions)
+                        for (row, saved) in zip(complete.rows, collection.rows) where row != saved { try session.save(row) }
+                        for (name, digests) in complete.recordDigests { try session.saveRecordDigests(digests, of: name) }
+                        report.sources = complete.report.sources
+                        report.warnings = complete.report.warnings
+                        collection.rows = complete.rows
+                    }
+                } else if streamed != nil {
+                    throw StreamedFirstMerge.Declined(description: "the store is no longer empty")
                 } else {
                     // In id order: the store's B-tree grows at its end instead of splitting pages at random.
                     try collection.incoming.forEachRecord { id, versions in
@@ -114,6 +135,14 @@ extension SyncDevice {
             coldFile?.discardUnlessTaken()
             // A file written for a publication whose intent did not commit is not published.
             try? SystemCalls.remove(temporaryPublicationPath)
+            if let declined = error as? StreamedFirstMerge.Declined {
+                logger.notice(
+                    "first merge: reading the files whole instead of through windows",
+                    metadata: ["reason": "\(declined)"])
+                return try pass(
+                    rereadAll: rereadAll, checkPublication: checkPublication, acceptDeletions: acceptDeletions,
+                    streaming: false, edit: edit)
+            }
             throw error
         }
         mergedAlone?.waitUntilDone()
@@ -151,6 +180,29 @@ extension SyncDevice {
             if returnsMemory { MemoryAllocator.returnFreedMemory() }
         }
         return (collection.report, result.1)
+    }
+
+    /// The streamed first merge of `scan`'s files, when it applies: enough bytes to read that
+    /// holding them whole would cost much memory, none of the files merged before (no digests
+    /// kept), and every file one it can stream. Nil otherwise (the reason is logged).
+    private func streamedFirstMerge(_ scan: FolderScan, now: Timestamp) -> StreamedFirstMerge? {
+        let size = scan.pending.reduce(Int64(0)) { $0 + $1.status.size }
+        guard !scan.pending.isEmpty, size >= settings.streamedFirstMergeThreshold else { return nil }
+        let anyDigests = try? store.reading { session in
+            try scan.pending.contains { try !(session.recordDigests(of: $0.name) ?? []).isEmpty }
+        }
+        guard anyDigests == false else { return nil }
+        switch StreamedFirstMerge.indexing(
+            scan.pending, folder: folder, device: device, maxFileSize: settings.maxFileSize, schemas: schemas,
+            now: now, clockSkewMargin: settings.safety.clockSkewMargin)
+        {
+        case .success(let streamed):
+            return streamed
+        case .failure(let declined):
+            logger.notice(
+                "first merge: reading the files whole instead of through windows", metadata: ["reason": "\(declined)"])
+            return nil
+        }
     }
 
     private static func milliseconds(since start: inout ContinuousClock.Instant, _ clock: ContinuousClock) -> Int {

@@ -7,19 +7,9 @@ extension SyncDevice {
     /// They still merge (the contract's last-writer-wins), but a wrong clock is found instead of
     /// silently winning.
     func futureVersionWarnings(_ versions: [ReadOnly.Version], now: Timestamp) -> [String] {
-        let limit = now.milliseconds + settings.safety.clockSkewMargin
-        var latestByDevice: [String: (count: Int, latest: Timestamp)] = [:]
-        for version in versions {
-            guard let stamp = version.lastModified, stamp.milliseconds > limit else { continue }
-            let device = version.modifiedBy?.rawValue ?? "(unnamed device)"
-            let seen = latestByDevice[device]
-            latestByDevice[device] = ((seen?.count ?? 0) + 1, max(seen?.latest ?? stamp, stamp))
-        }
-        return latestByDevice.sorted { $0.key < $1.key }.map { device, seen in
-            let ahead = Self.duration(milliseconds: seen.latest.milliseconds - now.milliseconds)
-            return
-                "\(seen.count) version(s) by \(device) are dated in this device's future, up to \(seen.latest.written) (\(ahead) ahead of this clock): check the clock of \(device) or of this device (an edit of a version from a clock ahead is dated just after it, so a device with a correct clock can be named here too)"
-        }
+        var dates = FutureDates(now: now, margin: settings.safety.clockSkewMargin)
+        for version in versions { dates.add(version) }
+        return dates.warnings()
     }
 
     /// Why a source must be held back, nil when it may merge: it would turn more than the set
@@ -59,5 +49,50 @@ extension SyncDevice {
         let minutes = milliseconds / 60_000
         if minutes < 60 { return "\(minutes) min" }
         return "\(minutes / 60) h \(minutes % 60) min"
+    }
+}
+
+/// The versions of one file dated more than the margin in this device's future, by device: what
+/// ``SyncDevice/futureVersionWarnings(_:now:)`` reports, gathered a version at a time (a first
+/// merge read through a window sees a file's versions in pieces, on several threads).
+struct FutureDates: Sendable {
+    let now: Timestamp
+    private let limit: Int64
+    private var latestByDevice: [String: (count: Int, latest: Timestamp)] = [:]
+
+    init(now: Timestamp, margin: Int64) {
+        self.now = now
+        limit = now.milliseconds + margin
+    }
+
+    mutating func add(_ version: ReadOnly.Version) {
+        guard let stamp = version.lastModified, stamp.milliseconds > limit else { return }
+        let device = version.modifiedBy?.rawValue ?? "(unnamed device)"
+        let seen = latestByDevice[device]
+        latestByDevice[device] = ((seen?.count ?? 0) + 1, max(seen?.latest ?? stamp, stamp))
+    }
+
+    /// The same limit, with no version yet.
+    func emptied() -> FutureDates {
+        var empty = self
+        empty.latestByDevice = [:]
+        return empty
+    }
+
+    /// Takes in what another part of the same file gave.
+    mutating func add(_ other: FutureDates) {
+        for (device, seen) in other.latestByDevice {
+            let mine = latestByDevice[device]
+            latestByDevice[device] = ((mine?.count ?? 0) + seen.count, max(mine?.latest ?? seen.latest, seen.latest))
+        }
+    }
+
+    /// One warning per device, in the order of their names.
+    func warnings() -> [String] {
+        latestByDevice.sorted { $0.key < $1.key }.map { device, seen in
+            let ahead = SyncDevice.duration(milliseconds: seen.latest.milliseconds - now.milliseconds)
+            return
+                "\(seen.count) version(s) by \(device) are dated in this device's future, up to \(seen.latest.written) (\(ahead) ahead of this clock): check the clock of \(device) or of this device (an edit of a version from a clock ahead is dated just after it, so a device with a correct clock can be named here too)"
+        }
     }
 }

@@ -22,6 +22,10 @@ public struct SyncSettings: Sendable, Hashable {
     public var safety = SafetySettings()
     /// Schema files (JSON, docs/schemas.md) that incoming versions of declared types must fit.
     public var schemaFiles: [String] = []
+    /// A first merge (a store with no record yet) of files larger than this in all merges them by
+    /// record id through small windows, never holding a whole file (``StreamedFirstMerge``);
+    /// smaller ones are read whole, which is faster while they fit in memory easily.
+    public var streamedFirstMergeThreshold: Int64 = 256 << 20
 
     /// The default largest snapshot file read: 1 GiB (about 2.5 million records).
     public static let defaultMaxFileSize: Int64 = 1 << 30
@@ -90,6 +94,8 @@ public struct SyncSettings: Sendable, Hashable {
             reader.int(forKey: "clockSkewMarginSeconds").map { Int64($0) * 1000 } ?? defaults.clockSkewMargin
         settings.safety.massDeletionShare = reader.double(forKey: "massDeletionShare") ?? defaults.massDeletionShare
         settings.safety.massDeletionMinimum = reader.int(forKey: "massDeletionMinimum") ?? defaults.massDeletionMinimum
+        settings.streamedFirstMergeThreshold =
+            reader.int(forKey: "streamedFirstMergeMegabytes").map { Int64($0) << 20 } ?? settings.streamedFirstMergeThreshold
         settings.schemaFiles =
             commandLine.schemaFiles.isEmpty ? (reader.stringArray(forKey: "schemas") ?? []) : commandLine.schemaFiles
         return settings

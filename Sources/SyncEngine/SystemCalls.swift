@@ -151,6 +151,41 @@ enum SystemCalls {
         return bytes
     }
 
+    /// Reads up to `count` bytes at file offset `offset` into `buffer` (fewer only at the end of
+    /// the file), retrying short reads; how many were read.
+    static func readAt(
+        _ descriptor: Int32, into buffer: UnsafeMutableRawBufferPointer, at offset: Int, path: String
+    ) throws(SystemCallError) -> Int {
+        var filled = 0
+        while filled < buffer.count {
+            let count = pread(descriptor, buffer.baseAddress! + filled, buffer.count - filled, off_t(offset + filled))
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw SystemCallError(call: "read", subject: path, errno: errno)
+            }
+            if count == 0 { break }
+            filled += count
+        }
+        return filled
+    }
+
+    /// Exactly `count` bytes at file offset `offset`; a file that ends before is an error.
+    static func readAt(_ descriptor: Int32, count: Int, at offset: Int, path: String) throws(SystemCallError) -> [UInt8] {
+        var failure: SystemCallError?
+        let bytes = [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+            do throws(SystemCallError) {
+                initialized = try readAt(descriptor, into: UnsafeMutableRawBufferPointer(buffer), at: offset, path: path)
+            } catch {
+                failure = error
+                initialized = 0
+            }
+        }
+        if let failure { throw failure }
+        // The file shrank since it was indexed.
+        guard bytes.count == count else { throw SystemCallError(call: "read", subject: path, errno: EIO) }
+        return bytes
+    }
+
     /// Writes all of `bytes`, retrying short writes.
     static func writeAll(_ descriptor: Int32, _ bytes: [UInt8], path: String) throws(SystemCallError) {
         var written = 0
