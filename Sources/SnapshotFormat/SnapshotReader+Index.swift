@@ -2,19 +2,21 @@
 /// reading the file through a window: what a first merge of very large files needs to merge them
 /// by id, reading each record only when its turn comes, without ever holding a whole file.
 ///
-/// Only for files whose records are in strictly increasing id order (as ``SnapshotWriter`` writes
-/// them) and each an object with a plain `"id"` string: ``SnapshotReader/indexSorted(read:)``
-/// declines every other file, which is then read the usual way.
-public struct SortedSnapshotIndex: Sendable {
+/// Only for files whose records are each an object with a plain `"id"` string:
+/// ``SnapshotReader/index(windowSize:largestPiece:read:observing:)`` declines every other file,
+/// which is then read the usual way.
+public struct SnapshotIndex: Sendable {
     /// The top level, and each element's byte range in the file.
     public let split: SplitSnapshot
-    /// Each element's record id, in the elements' order (strictly increasing).
+    /// Each element's record id, in the elements' order.
     public let ids: [RecordID]
+    /// Whether the ids are in strictly increasing order (as ``SnapshotWriter`` writes them).
+    public let isSorted: Bool
 }
 
 extension SnapshotReader {
     /// Finds the top level and the elements of `records` of the file that `read` reads, a window
-    /// at a time, checking that the elements are objects in strictly increasing id order.
+    /// at a time, with each element's id.
     ///
     /// Nil when the file is not of that shape, not valid JSON at the top level, or `read` fails:
     /// the caller then reads the file as usual, which gives every message. Like ``split(_:)``,
@@ -25,18 +27,22 @@ extension SnapshotReader {
     ///     of the top level or an element that does not fit.
     ///   - read: reads bytes at a file offset into a buffer; returns how many (0 at the end of
     ///     the file), or nil on an error.
-    public static func indexSorted(
+    ///   - observing: called with each element's index and bytes, once, in order.
+    public static func index(
         windowSize: Int = 4 << 20, largestPiece: Int = 64 << 20,
-        read: (UnsafeMutableRawBufferPointer, Int) -> Int?
-    ) -> SortedSnapshotIndex? {
+        read: (UnsafeMutableRawBufferPointer, Int) -> Int?,
+        observing: (Int, UnsafeBufferPointer<UInt8>) -> Void = { _, _ in }
+    ) -> SnapshotIndex? {
         withoutActuallyEscaping(read) { read in
             var window = FileWindow(size: max(16, windowSize), largest: max(windowSize, largestPiece), read: read)
             defer { window.deallocate() }
-            return index(&window)
+            return index(&window, observing: observing)
         }
     }
 
-    private static func index(_ window: inout FileWindow) -> SortedSnapshotIndex? {
+    private static func index(_ window: inout FileWindow, observing: (Int, UnsafeBufferPointer<UInt8>) -> Void)
+        -> SnapshotIndex?
+    {
         let quote = UInt8(ascii: "\"")
         // The opening brace, after a byte order mark and whitespace.
         guard
@@ -53,6 +59,7 @@ extension SnapshotReader {
         var top = JSONObject()
         var elements: [Range<Int>]?
         var ids: [RecordID] = []
+        var isSorted = true
         while true {
             guard
                 let (key, afterKey) = window.step(at: offset, { parser throws(JSONParseError) -> String? in
@@ -69,7 +76,9 @@ extension SnapshotReader {
             else { return nil }
             offset = afterKey
             if key.utf8.elementsEqual("records".utf8) {
-                guard elements == nil, let end = indexRecords(&window, at: offset, into: &elements, ids: &ids) else {
+                guard elements == nil,
+                    let end = indexRecords(&window, at: offset, into: &elements, ids: &ids, isSorted: &isSorted, observing: observing)
+                else {
                     return nil
                 }
                 offset = end
@@ -99,13 +108,14 @@ extension SnapshotReader {
             }), rest
         else { return nil }
         guard let elements else { return nil }
-        return SortedSnapshotIndex(split: SplitSnapshot(top: top, elements: elements), ids: ids)
+        return SnapshotIndex(split: SplitSnapshot(top: top, elements: elements), ids: ids, isSorted: isSorted)
     }
 
     /// Finds the elements of the `records` array whose `[` is at `offset`, with their ids; returns
-    /// the offset after its `]`, or nil when the array is not a list of objects in increasing id order.
+    /// the offset after its `]`, or nil when the array is not a list of objects with ids.
     private static func indexRecords(
-        _ window: inout FileWindow, at start: Int, into found: inout [Range<Int>]?, ids: inout [RecordID]
+        _ window: inout FileWindow, at start: Int, into found: inout [Range<Int>]?, ids: inout [RecordID],
+        isSorted: inout Bool, observing: (Int, UnsafeBufferPointer<UInt8>) -> Void
     ) -> Int? {
         var elements: [Range<Int>] = []
         guard
@@ -141,9 +151,10 @@ extension SnapshotReader {
                         return id.map { (elementStart..<elementEnd, $0, more) }
                     }), let (relative, id, more) = element
                 else { return nil }
-                // The step's ranges are in the window it succeeded in.
+                // The step's ranges are in the window it succeeded in, which still holds the element.
                 let shift = window.start
-                guard ids.last.map({ $0 < id }) ?? true else { return nil }
+                observing(ids.count, window.bytes(relative))
+                if let last = ids.last, !(last < id) { isSorted = false }
                 ids.append(id)
                 elements.append((relative.lowerBound + shift)..<(relative.upperBound + shift))
                 offset = end
@@ -211,6 +222,12 @@ private struct FileWindow {
     }
 
     mutating func deallocate() { buffer.deallocate() }
+
+    /// Bytes of the window, by their offsets in it.
+    func bytes(_ range: Range<Int>) -> UnsafeBufferPointer<UInt8> {
+        precondition(range.upperBound <= count, "bytes within the window")
+        return UnsafeBufferPointer(start: buffer.baseAddress!.assumingMemoryBound(to: UInt8.self) + range.lowerBound, count: range.count)
+    }
 
     /// Runs `body` with a parser at file offset `offset`, and returns its value and the file
     /// offset it stopped at. A piece the window's end cuts (the parser reaches the end, by an

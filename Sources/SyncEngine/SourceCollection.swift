@@ -267,7 +267,7 @@ extension SyncDevice {
             absorb(
                 .read(
                     source.topLevel, ownBytes: [], source.status,
-                    digests: fileFacts.map { RecordDigests(ordered: $0.digests) } ?? RecordDigests()),
+                    digests: fileFacts == nil ? RecordDigests() : RecordDigests(ordered: source.digests)),
                 at: index, name: source.name, listed: source.status, previous: scan.known[source.name],
                 hasPublished: scan.hasPublished, now: now, acceptDeletions: acceptDeletions, into: &collection,
                 streamed: fileFacts.map { ($0.futureDates.warnings(), $0.newerSchemas) })

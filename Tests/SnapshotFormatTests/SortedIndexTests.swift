@@ -3,14 +3,14 @@ import Foundation
 import Testing
 import TestSupport
 
-/// ``SnapshotReader/indexSorted(windowSize:largestPiece:read:)``, which reads a file through a
+/// ``SnapshotReader/index(windowSize:largestPiece:read:observing:)``, which reads a file through a
 /// small window, against ``SnapshotReader/split(_:)`` on the whole file: the same top level and
-/// elements whenever the elements are objects in increasing id order, nil otherwise.
+/// elements whenever every element is an object with an id, nil otherwise.
 @Suite("indexing a file through a window")
 struct SortedIndexTests {
     static let windows = [16, 23, 61, 256, 4096]
 
-    @Test("every vector input file: the split's elements, or declined", arguments: windows)
+    @Test("every vector input file: the split's elements and ids, or declined", arguments: windows)
     func vectorFiles(window: Int) throws {
         var files = 0
         var indexed = 0
@@ -35,6 +35,7 @@ struct SortedIndexTests {
         for round in 0..<300 {
             var ids = (0..<Int.random(in: 0...12, using: &random)).map { _ in RecordID.random(using: &random) }
             if round % 4 != 0 { ids.sort() }
+            if round % 9 == 0, let first = ids.first { ids.append(first) }
             var records = ids.map { id in
                 #"{"fields":{"name":"Bananas 🍌","n":[1,{"a":"\"}"}]},"id":"\#(id)","lastModified":"2026-11-22T10:00:00.000Z","modifiedBy":"laptop","type":"Item","vector":{"laptop":1}}"#
             }
@@ -66,7 +67,7 @@ struct SortedIndexTests {
     func readError() {
         let bytes = Array(#"{"format":1,"device":"laptop","generation":3,"records":[]}"#.utf8)
         #expect(index(bytes, window: 16, largest: 64) != nil)
-        let failing = SnapshotReader.indexSorted(windowSize: 16, largestPiece: 64) { buffer, offset in
+        let failing = SnapshotReader.index(windowSize: 16, largestPiece: 64) { buffer, offset in
             offset >= 16 ? nil : copy(bytes, into: buffer, at: offset)
         }
         #expect(failing == nil)
@@ -89,7 +90,10 @@ struct SortedIndexTests {
 
     /// Checks the index against the split; true when the file was indexed.
     private func expectIndexAgrees(_ bytes: [UInt8], window: Int) -> Bool {
-        let indexed = index(bytes, window: window, largest: 1 << 20)
+        var observed: [(Int, [UInt8])] = []
+        let indexed = SnapshotReader.index(
+            windowSize: window, largestPiece: 1 << 20, read: { copy(bytes, into: $0, at: $1) },
+            observing: { observed.append(($0, Array($1))) })
         guard let split = SnapshotReader.split(bytes) else {
             #expect(indexed == nil, "\(String(decoding: bytes, as: UTF8.self))")
             return false
@@ -97,19 +101,21 @@ struct SortedIndexTests {
         let ids = bytes.withUnsafeBufferPointer { input in
             split.elements.map { SnapshotReader.recordID(ofElement: UnsafeBufferPointer(rebasing: input[$0])) }
         }
-        let sorted = !ids.contains(nil) && zip(ids, ids.dropFirst()).allSatisfy { $0! < $1! }
-        guard sorted else {
+        guard !ids.contains(nil) else {
             #expect(indexed == nil, "\(String(decoding: bytes, as: UTF8.self))")
             return false
         }
         #expect(indexed?.split.elements == split.elements, "\(String(decoding: bytes, as: UTF8.self))")
         #expect(indexed?.split.top == split.top)
         #expect(indexed?.ids == ids.map { $0! })
+        #expect(indexed?.isSorted == zip(ids, ids.dropFirst()).allSatisfy { $0! < $1! })
+        #expect(observed.map(\.0) == Array(split.elements.indices))
+        #expect(observed.map(\.1) == split.elements.map { Array(bytes[$0]) })
         return indexed != nil
     }
 
-    private func index(_ bytes: [UInt8], window: Int, largest: Int) -> SortedSnapshotIndex? {
-        SnapshotReader.indexSorted(windowSize: window, largestPiece: largest) { buffer, offset in
+    private func index(_ bytes: [UInt8], window: Int, largest: Int) -> SnapshotIndex? {
+        SnapshotReader.index(windowSize: window, largestPiece: largest) { buffer, offset in
             copy(bytes, into: buffer, at: offset)
         }
     }
@@ -123,8 +129,9 @@ private func copy(_ bytes: [UInt8], into buffer: UnsafeMutableRawBufferPointer, 
     return count
 }
 
-extension SortedSnapshotIndex: Equatable {
-    public static func == (lhs: SortedSnapshotIndex, rhs: SortedSnapshotIndex) -> Bool {
-        lhs.ids == rhs.ids && lhs.split.elements == rhs.split.elements && lhs.split.top == rhs.split.top
+extension SnapshotIndex: Equatable {
+    public static func == (lhs: SnapshotIndex, rhs: SnapshotIndex) -> Bool {
+        lhs.ids == rhs.ids && lhs.isSorted == rhs.isSorted && lhs.split.elements == rhs.split.elements
+            && lhs.split.top == rhs.split.top
     }
 }
