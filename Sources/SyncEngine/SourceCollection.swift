@@ -165,7 +165,10 @@ final class MergedAlone: Sendable {
             // Chunks are handed to the cores in increasing order, so the first ones are ready first.
             DispatchQueue.concurrentPerform(iterations: chunkCount) { chunk in
                 defer { ready[chunk].leave() }
+                let before = ContinuousClock().now
                 if let releasing { self.waitForRoom(before: chunk, window: releasing.window) }
+                let roomWait = ContinuousClock().now - before
+                if ProcessInfo.processInfo.environment["XTRACE"] != nil, roomWait > .milliseconds(1) { FileHandle.standardError.write("producer \(chunk) waited \(roomWait)\n".data(using: .utf8)!) }
                 guard !self.cancelled.load(ordering: .relaxed) else { return }
                 do {
                     let merged = try produce(chunk)
@@ -190,8 +193,13 @@ final class MergedAlone: Sendable {
 
     /// Calls `body` with every merged record, in id order, waiting for each chunk to be ready.
     func forEach(_ body: (Merged) throws -> Void) rethrows {
+        let clock = ContinuousClock()
+        var waited = Duration.zero
+        defer { if ProcessInfo.processInfo.environment["XTRACE"] != nil { FileHandle.standardError.write("consumer waited \(waited)\n".data(using: .utf8)!) } }
         for index in 0..<chunkCount {
+            let before = clock.now
             ready[index].wait()
+            waited += clock.now - before
             let merged = state.withLock { $0.chunks[index] }
             for record in merged { try body(record) }
             guard let releasing else { continue }
@@ -267,7 +275,7 @@ extension SyncDevice {
             absorb(
                 .read(
                     source.topLevel, ownBytes: [], source.status,
-                    digests: fileFacts == nil ? RecordDigests() : RecordDigests(ordered: source.digests)),
+                    digests: fileFacts == nil ? RecordDigests() : RecordDigests(ordered: streamed.digests(of: index))),
                 at: index, name: source.name, listed: source.status, previous: scan.known[source.name],
                 hasPublished: scan.hasPublished, now: now, acceptDeletions: acceptDeletions, into: &collection,
                 streamed: fileFacts.map { ($0.futureDates.warnings(), $0.newerSchemas) })

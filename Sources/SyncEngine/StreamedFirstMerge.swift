@@ -6,18 +6,18 @@ import SyncStore
 import Synchronization
 
 /// A first merge (the store holds no record) of files too large to hold at once: each file is
-/// indexed through a window (its elements' places and ids, ``SnapshotIndex``), then the
+/// indexed through a window (its elements' places, ids and digests, ``SnapshotIndex``), then the
 /// files are merged by record id, as the merge step of a merge sort, a round of records at a
-/// time: each round reads its elements' bytes, reads each distinct element once, merges each
+/// time: each round reads the bytes of its distinct elements, reads (parses) them, merges each
 /// record and hands the round to the inserts and the file's writer (``MergedAlone``), which let
-/// go of it. Memory is then the indexes (about 32 bytes per element) and a few rounds, instead
+/// go of it. Memory is then the indexes (about 60 bytes per element) and a few rounds, instead
 /// of every file's bytes and every version read.
 ///
-/// It applies to clean files as SnapshotSync writes them, and stops at anything else (see
-/// ``StreamedFirstMerge/Declined``): the pass then rolls back and reads the usual way, which
-/// gives every message. Design and limits: `docs/design-streaming-cold-merge.md`.
+/// It applies to clean files (every record valid, fitting its schema, no id twice), and stops at
+/// anything else (``StreamedFirstMerge/Declined``): the pass then rolls back and reads the files
+/// whole, which gives every message. Design and limits: `docs/design-streaming-cold-merge.md`.
 final class StreamedFirstMerge: Sendable {
-    /// Why the streamed merge does not apply to a pass; the pass then reads the usual way.
+    /// Why the streamed merge does not apply to a pass; the pass then reads the files whole.
     struct Declined: Error, CustomStringConvertible {
         var description: String
     }
@@ -28,16 +28,11 @@ final class StreamedFirstMerge: Sendable {
         var path: String
         var descriptor: Int32
         var status: FileStatus
-        var index: SnapshotIndex
-        /// Each element's digest, by its index.
-        var digests: [RecordDigests.Digest]
-        /// The elements in id order (their indexes), nil when the file has them in that order.
-        var order: [Int32]?
         /// Its header, `writtenAt` warning and record count (no versions).
         var topLevel: SnapshotReading
-
-        /// The element at `position` in id order.
-        func element(at position: Int) -> Int { order.map { Int($0[position]) } ?? position }
+        /// Where its elements start in the flat arrays below.
+        var base: Int
+        var count: Int
     }
 
     /// What a file's versions gave, gathered round by round.
@@ -48,6 +43,12 @@ final class StreamedFirstMerge: Sendable {
     }
 
     let sources: [Source]
+    // Every file's elements, end to end (file `f` from `sources[f].base`): by element, its byte
+    // range and digest; by position in the file's id order, its id and its element.
+    private let places: [Range<Int>]
+    private let digests: [RecordDigests.Digest]
+    private let sortedIDs: [RecordID]
+    private let sortedElements: [Int32]
     /// Per round, per file: the positions (in the file's id order) it takes.
     private let rounds: [[Range<Int>]]
     private let facts: Mutex<[Facts]>
@@ -58,24 +59,51 @@ final class StreamedFirstMerge: Sendable {
     /// Rounds merged ahead of the consumers at most.
     static let window = 4
 
-    private init(sources: [Source], rounds: [[Range<Int>]], facts: [Facts], schemas: SchemaSet) {
-        self.sources = sources
-        self.rounds = rounds
+    private init(_ indexed: [Indexed], schemas: SchemaSet, facts: [Facts]) {
+        var base = 0
+        sources = indexed.map { file in
+            defer { base += file.places.count }
+            return file.source(base: base)
+        }
+        places = indexed.flatMap(\.places)
+        digests = indexed.flatMap(\.digests)
+        sortedIDs = indexed.flatMap(\.sortedIDs)
+        sortedElements = indexed.flatMap(\.sortedElements)
         self.facts = Mutex(facts)
         self.schemas = schemas
+        rounds = Self.plan(sortedIDs, sources)
     }
 
     deinit {
         for source in sources { SystemCalls.close(source.descriptor) }
     }
 
-    /// Indexes every file of `pending`, on every core; nil (with the reason) when one of them is
-    /// not a clean file this merge can stream.
+    /// A file as indexing gave it.
+    private struct Indexed {
+        var name: String
+        var path: String
+        var descriptor: Int32
+        var status: FileStatus
+        var topLevel: SnapshotReading
+        var places: [Range<Int>]
+        var digests: [RecordDigests.Digest]
+        var sortedIDs: [RecordID]
+        var sortedElements: [Int32]
+
+        func source(base: Int) -> Source {
+            Source(
+                name: name, path: path, descriptor: descriptor, status: status, topLevel: topLevel, base: base,
+                count: places.count)
+        }
+    }
+
+    /// Indexes every file of `pending`, on every core; the reason when one of them is not a
+    /// clean file this merge can stream.
     static func indexing(
         _ pending: [(name: String, status: FileStatus)], folder: SharedFolder, device: DeviceID, maxFileSize: Int64,
         schemas: SchemaSet, now: Timestamp, clockSkewMargin: Int64
     ) -> Result<StreamedFirstMerge, Declined> {
-        let indexed = Mutex([Result<Source, Declined>?](repeating: nil, count: pending.count))
+        let indexed = Mutex([Result<Indexed, Declined>?](repeating: nil, count: pending.count))
         let queue = TaskQueue()
         for (position, file) in pending.enumerated() {
             queue.add {
@@ -84,24 +112,24 @@ final class StreamedFirstMerge: Sendable {
             }
         }
         queue.run()
-        var sources: [Source] = []
+        var files: [Indexed] = []
         var declined: Declined?
         for result in indexed.withLock({ $0 }) {
             switch result! {
-            case .success(let source): sources.append(source)
+            case .success(let file): files.append(file)
             case .failure(let reason): declined = declined ?? reason
             }
         }
         if let declined {
-            for source in sources { SystemCalls.close(source.descriptor) }
+            for file in files { SystemCalls.close(file.descriptor) }
             return .failure(declined)
         }
-        let facts = sources.map { _ in Facts(futureDates: FutureDates(now: now, margin: clockSkewMargin)) }
-        return .success(StreamedFirstMerge(sources: sources, rounds: plan(sources), facts: facts, schemas: schemas))
+        let facts = files.map { _ in Facts(futureDates: FutureDates(now: now, margin: clockSkewMargin)) }
+        return .success(StreamedFirstMerge(files, schemas: schemas, facts: facts))
     }
 
     private static func index(_ name: String, in folder: SharedFolder, device: DeviceID, maxFileSize: Int64)
-        -> Result<Source, Declined>
+        -> Result<Indexed, Declined>
     {
         let path = folder.path(of: name)
         let descriptor: Int32
@@ -110,28 +138,19 @@ final class StreamedFirstMerge: Sendable {
         } catch {
             return .failure(Declined(description: "\(name): \(error)"))
         }
-        func declined(_ reason: String) -> Result<Source, Declined> {
+        func declined(_ reason: String) -> Result<Indexed, Declined> {
             SystemCalls.close(descriptor)
             return .failure(Declined(description: "\(name): \(reason)"))
         }
         guard let status = try? SystemCalls.status(of: descriptor, path: path) else { return declined("no status") }
-        guard status.kind == .regular, status.size <= maxFileSize else { return declined("not a regular file within the size limit") }
+        guard status.kind == .regular, status.size <= maxFileSize else {
+            return declined("not a regular file within the size limit")
+        }
         var digests: [RecordDigests.Digest] = []
         let index = SnapshotReader.index(
             read: { buffer, offset in try? SystemCalls.readAt(descriptor, into: buffer, at: offset, path: path) },
             observing: { _, element in digests.append(RecordDigests.digest(of: element)) })
         guard let index else { return declined("not a snapshot whose records are objects with ids") }
-        // A file written by SnapshotSync is in id order already; any other is sorted here.
-        var order: [Int32]?
-        if !index.isSorted {
-            let ids = index.ids
-            var sorted = Array(Int32(0)..<Int32(ids.count))
-            sorted.sort { ids[Int($0)] < ids[Int($1)] }
-            for (earlier, later) in zip(sorted, sorted.dropFirst()) where ids[Int(earlier)] == ids[Int(later)] {
-                return declined("record \(ids[Int(later)]) is there twice")
-            }
-            order = sorted
-        }
         let topLevel: SnapshotReading
         do throws(SnapshotFileProblem) {
             topLevel = try SnapshotReader.topLevel(of: index.split, fileName: name)
@@ -141,40 +160,57 @@ final class StreamedFirstMerge: Sendable {
         // This device's own name is read the usual way: what it holds is compared with what
         // this device published.
         guard topLevel.device != device else { return declined("holds this device's records") }
+        // A file written by SnapshotSync is in id order already; any other is sorted here (pairs
+        // rather than indexes into the ids: the comparisons then read memory in order).
+        var sortedIDs = index.ids
+        var sortedElements: [Int32]
+        if index.isSorted {
+            sortedElements = Array(0..<Int32(index.ids.count))
+        } else {
+            var pairs = index.ids.enumerated().map { (id: $0.element, element: Int32($0.offset)) }
+            pairs.sort { $0.id < $1.id }
+            sortedIDs = pairs.map(\.id)
+            sortedElements = pairs.map(\.element)
+            for (earlier, later) in zip(sortedIDs, sortedIDs.dropFirst()) where earlier == later {
+                return declined("record \(later) is there twice")
+            }
+        }
         return .success(
-            Source(
-                name: name, path: path, descriptor: descriptor, status: status, index: index, digests: digests, order: order,
-                topLevel: topLevel))
+            Indexed(
+                name: name, path: path, descriptor: descriptor, status: status, topLevel: topLevel,
+                places: index.split.elements, digests: digests, sortedIDs: sortedIDs, sortedElements: sortedElements))
     }
 
     /// The rounds: every record's elements, in id order across the files, `roundSize` records a round.
-    private static func plan(_ sources: [Source]) -> [[Range<Int>]] {
-        var heads = sources.map { _ in 0 }
+    private static func plan(_ sortedIDs: [RecordID], _ sources: [Source]) -> [[Range<Int>]] {
+        var heads = sources.map(\.base)
+        let ends = sources.map { $0.base + $0.count }
         var starts = heads
         var rounds: [[Range<Int>]] = []
         var records = 0
-        let ends = sources.map(\.index.ids.count)
-        while let id = smallestID(sources, heads: heads, ends: ends) {
-            for (file, source) in sources.enumerated()
-            where heads[file] < source.index.ids.count && source.index.ids[source.element(at: heads[file])] == id {
-                heads[file] += 1
-            }
-            records += 1
-            if records == roundSize {
-                rounds.append(zip(starts, heads).map { $0..<$1 })
-                starts = heads
-                records = 0
+        func round() -> [Range<Int>] {
+            sources.indices.map { (starts[$0] - sources[$0].base)..<(heads[$0] - sources[$0].base) }
+        }
+        sortedIDs.withUnsafeBufferPointer { ids in
+            while let id = smallestID(ids, heads: heads, ends: ends) {
+                for file in heads.indices where heads[file] < ends[file] && ids[heads[file]] == id { heads[file] += 1 }
+                records += 1
+                if records == roundSize {
+                    rounds.append(round())
+                    starts = heads
+                    records = 0
+                }
             }
         }
-        if records > 0 { rounds.append(zip(starts, heads).map { $0..<$1 }) }
+        if records > 0 { rounds.append(round()) }
         return rounds
     }
 
-    /// The smallest id at the files' heads (positions in id order, before `ends`); nil when every file is done.
-    private static func smallestID(_ sources: [Source], heads: [Int], ends: [Int]) -> RecordID? {
+    /// The smallest id at the files' heads (flat positions, before `ends`); nil when every file is done.
+    private static func smallestID(_ ids: UnsafeBufferPointer<RecordID>, heads: [Int], ends: [Int]) -> RecordID? {
         var smallest: RecordID?
-        for (file, source) in sources.enumerated() where heads[file] < ends[file] {
-            let id = source.index.ids[source.element(at: heads[file])]
+        for file in heads.indices where heads[file] < ends[file] {
+            let id = ids[heads[file]]
             if smallest.map({ id < $0 }) ?? true { smallest = id }
         }
         return smallest
@@ -188,33 +224,48 @@ final class StreamedFirstMerge: Sendable {
         }
     }
 
+    /// An element of a round's record: its file, and its flat element index.
+    private struct Member {
+        var file: Int
+        var element: Int
+        /// The element read for it (the first of the record with the same bytes), in `toRead`.
+        var reading: Int
+    }
+
     /// Reads and merges one round's records, in id order.
     private func merge(round: Int) throws -> [MergedAlone.Merged] {
         let ranges = rounds[round]
-        // First the round's records: each one's elements (file, element), and which of them to
-        // read: an element with the same bytes as an earlier one of its record is read once.
-        var members: [(file: Int, element: Int, reading: Int)] = []
+        // First the round's records: each one's elements, and which of them to read: an element
+        // with the same bytes as an earlier one of its record is read once.
+        var members: [Member] = []
         var recordEnds: [Int] = []
-        var toRead: [(file: Int, element: Int)] = []
-        var heads = ranges.map(\.lowerBound)
-        let ends = ranges.map(\.upperBound)
-        while let id = Self.smallestID(sources, heads: heads, ends: ends) {
-            let first = members.count
-            for (file, source) in sources.enumerated() where heads[file] < ranges[file].upperBound {
-                let element = source.element(at: heads[file])
-                guard source.index.ids[element] == id else { continue }
-                heads[file] += 1
-                let digest = source.digests[element]
-                if let same = members[first...].first(where: { sources[$0.file].digests[$0.element] == digest }) {
-                    members.append((file, element, same.reading))
-                } else {
-                    members.append((file, element, toRead.count))
-                    toRead.append((file, element))
+        var toRead: [Int] = []
+        var expectedIDs: [RecordID] = []
+        sortedIDs.withUnsafeBufferPointer { ids in
+            sortedElements.withUnsafeBufferPointer { sortedElements in
+                digests.withUnsafeBufferPointer { digests in
+                    var heads = sources.indices.map { sources[$0].base + ranges[$0].lowerBound }
+                    let ends = sources.indices.map { sources[$0].base + ranges[$0].upperBound }
+                    while let id = Self.smallestID(ids, heads: heads, ends: ends) {
+                        let first = members.count
+                        for file in heads.indices where heads[file] < ends[file] && ids[heads[file]] == id {
+                            let element = sources[file].base + Int(sortedElements[heads[file]])
+                            heads[file] += 1
+                            let digest = digests[element]
+                            if let same = members[first...].first(where: { digests[$0.element] == digest }) {
+                                members.append(Member(file: file, element: element, reading: same.reading))
+                            } else {
+                                members.append(Member(file: file, element: element, reading: toRead.count))
+                                toRead.append(element)
+                                expectedIDs.append(id)
+                            }
+                        }
+                        recordEnds.append(members.count)
+                    }
                 }
             }
-            recordEnds.append(members.count)
         }
-        let readings = try read(toRead)
+        let readings = try read(toRead, expecting: expectedIDs)
         // Then each record's versions: every distinct element's, merged.
         var futureDates = facts.withLock { $0.map { $0.futureDates.emptied() } }
         var newerSchemas = sources.map { _ in 0 }
@@ -226,12 +277,11 @@ final class StreamedFirstMerge: Sendable {
             versions.removeAll(keepingCapacity: true)
             for member in members[start..<end] {
                 let elementVersions = readings[member.reading]
-                // Only the first element of a reading adds its versions (later ones are copies).
-                if toRead[member.reading] == (member.file, member.element) { versions += elementVersions }
-                let name = sources[member.file].name
+                // Only the element read adds its versions (the others are copies of it).
+                if toRead[member.reading] == member.element { versions += elementVersions }
                 for version in elementVersions {
                     if schemas.violation(of: version) != nil {
-                        throw Declined(description: "\(name): record \(version.id) does not fit its schema")
+                        throw Declined(description: "\(sources[member.file].name): record \(version.id) does not fit its schema")
                     }
                     if schemas.newerVersionNote(for: version) != nil { newerSchemas[member.file] += 1 }
                     futureDates[member.file].add(version)
@@ -249,32 +299,34 @@ final class StreamedFirstMerge: Sendable {
         return merged
     }
 
-    /// Reads `elements` (each a file and an element): their versions, in the same order. Each
-    /// file's elements are read in the order of their offsets, neighbours together, so a file in
-    /// id order is read in one stretch per round.
-    private func read(_ elements: [(file: Int, element: Int)]) throws -> [[ReadOnly.Version]] {
+    /// Reads the flat `elements`: their versions, in the same order. Each file's elements are read
+    /// in the order of their offsets, neighbours in one piece, so a file in id order is read in a
+    /// stretch per round. Each must be clean and hold the record `expecting` says (the id
+    /// indexing found: a file rewritten in place since may hold others).
+    private func read(_ elements: [Int], expecting expectedIDs: [RecordID]) throws -> [[ReadOnly.Version]] {
         var readings = [[ReadOnly.Version]](repeating: [], count: elements.count)
         var buffers = ParserBuffers()
-        // Bytes between two elements read in one piece rather than apart.
+        // Bytes between two elements read in one piece rather than apart, and the largest piece.
         let gap = 16 << 10
-        for (file, source) in sources.enumerated() {
-            let wanted = elements.indices.filter { elements[$0].file == file }.sorted {
-                elements[$0].element < elements[$1].element
-            }
+        let largest = 8 << 20
+        // The elements to read (their positions in `elements`), by offset: files are end to end.
+        let wanted = elements.indices.sorted { elements[$0] < elements[$1] }
+        try places.withUnsafeBufferPointer { places in
             var next = 0
             while next < wanted.count {
-                // A piece: the next elements no more than `gap` apart.
+                let file = sources.lastIndex { $0.base <= elements[wanted[next]] }!
+                let fileEnd = sources[file].base + sources[file].count
                 var last = next
-                while last + 1 < wanted.count,
-                    source.index.split.elements[elements[wanted[last + 1]].element].lowerBound
-                        - source.index.split.elements[elements[wanted[last]].element].upperBound <= gap,
-                    source.index.split.elements[elements[wanted[last + 1]].element].upperBound
-                        - source.index.split.elements[elements[wanted[next]].element].lowerBound <= 8 << 20
-                {
+                while last + 1 < wanted.count {
+                    let following = elements[wanted[last + 1]]
+                    guard following < fileEnd, places[following].lowerBound - places[elements[wanted[last]]].upperBound <= gap,
+                        places[following].upperBound - places[elements[wanted[next]]].lowerBound <= largest
+                    else { break }
                     last += 1
                 }
-                let pieceStart = source.index.split.elements[elements[wanted[next]].element].lowerBound
-                let pieceEnd = source.index.split.elements[elements[wanted[last]].element].upperBound
+                let pieceStart = places[elements[wanted[next]]].lowerBound
+                let pieceEnd = places[elements[wanted[last]]].upperBound
+                let source = sources[file]
                 let bytes: [UInt8]
                 do {
                     bytes = try SystemCalls.readAt(source.descriptor, count: pieceEnd - pieceStart, at: pieceStart, path: source.path)
@@ -282,22 +334,27 @@ final class StreamedFirstMerge: Sendable {
                     throw Declined(description: "\(source.name): \(error)")
                 }
                 try bytes.withUnsafeBufferPointer { bytes in
-                    for wantedIndex in wanted[next...last] {
-                        let element = elements[wantedIndex].element
-                        let place = source.index.split.elements[element]
+                    for position in wanted[next...last] {
+                        let element = elements[position]
+                        let place = places[element]
                         let reading = SnapshotReader.readElement(
                             of: UnsafeBufferPointer(rebasing: bytes[(place.lowerBound - pieceStart)..<(place.upperBound - pieceStart)]),
-                            at: element, reusing: &buffers)
-                        guard reading.isClean, reading.versions.first?.id == source.index.ids[element] else {
-                            throw Declined(description: "\(source.name): record \(element) is not read cleanly")
+                            at: element - source.base, reusing: &buffers)
+                        guard reading.isClean, reading.versions.first?.id == expectedIDs[position] else {
+                            throw Declined(description: "\(source.name): record \(element - source.base) is not read cleanly")
                         }
-                        readings[wantedIndex] = reading.versions
+                        readings[position] = reading.versions
                     }
                 }
                 next = last + 1
             }
         }
         return readings
+    }
+
+    /// Each file's digests, in the order of its elements.
+    func digests(of file: Int) -> [RecordDigests.Digest] {
+        Array(digests[sources[file].base..<(sources[file].base + sources[file].count)])
     }
 
     /// What each file gave, once every round is merged; declined when a file changed since it
