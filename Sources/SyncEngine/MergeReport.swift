@@ -76,6 +76,9 @@ public struct PassTimings: Codable, Hashable, Sendable {
     public var merge = 0
     /// Writing this device's file (temporary file, fsync, rename), 0 when not published.
     public var publish = 0
+    /// Whether this pass was a first merge of large files merged by record id through small
+    /// windows (``SyncSettings/streamedFirstMergeThreshold``) rather than read whole.
+    public var streamed = false
 
     public init() {}
 }

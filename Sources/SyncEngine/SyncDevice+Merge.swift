@@ -148,6 +148,7 @@ extension SyncDevice {
         mergedAlone?.waitUntilDone()
         writeBehind?.stop()
         collection.report.timings.merge = Self.milliseconds(since: &started, stopwatch)
+        collection.report.timings.streamed = streamed != nil
         if let publication = result.0 {
             let ownWarning = collection.report.sources.first { $0.name == ownFileName && $0.status == .merged }?.warning
             try publish(publication, keepingWarning: ownWarning)

@@ -94,6 +94,7 @@ func printMergeSummary(_ report: MergeReport, device: SyncDevice) {
     let timings = report.timings
     print(
         "Took \(timings.read + timings.merge + timings.publish) ms: read \(timings.read), merge \(timings.merge), publish \(timings.publish)"
+            + (timings.streamed ? " (a first merge of large files, merged by record id through small windows)" : "")
     )
     for warning in report.warnings {
         print("Warning: \(warning)")
