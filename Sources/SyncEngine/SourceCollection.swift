@@ -165,10 +165,7 @@ final class MergedAlone: Sendable {
             // Chunks are handed to the cores in increasing order, so the first ones are ready first.
             DispatchQueue.concurrentPerform(iterations: chunkCount) { chunk in
                 defer { ready[chunk].leave() }
-                let before = ContinuousClock().now
                 if let releasing { self.waitForRoom(before: chunk, window: releasing.window) }
-                let roomWait = ContinuousClock().now - before
-                if ProcessInfo.processInfo.environment["XTRACE"] != nil, roomWait > .milliseconds(1) { FileHandle.standardError.write("producer \(chunk) waited \(roomWait)\n".data(using: .utf8)!) }
                 guard !self.cancelled.load(ordering: .relaxed) else { return }
                 do {
                     let merged = try produce(chunk)
@@ -193,13 +190,8 @@ final class MergedAlone: Sendable {
 
     /// Calls `body` with every merged record, in id order, waiting for each chunk to be ready.
     func forEach(_ body: (Merged) throws -> Void) rethrows {
-        let clock = ContinuousClock()
-        var waited = Duration.zero
-        defer { if ProcessInfo.processInfo.environment["XTRACE"] != nil { FileHandle.standardError.write("consumer waited \(waited)\n".data(using: .utf8)!) } }
         for index in 0..<chunkCount {
-            let before = clock.now
             ready[index].wait()
-            waited += clock.now - before
             let merged = state.withLock { $0.chunks[index] }
             for record in merged { try body(record) }
             guard let releasing else { continue }
