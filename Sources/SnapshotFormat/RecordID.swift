@@ -43,31 +43,49 @@ public struct RecordID: Hashable, Comparable, Sendable, CustomStringConvertible 
     }
 
     private static func parse(_ bytes: UnsafeBufferPointer<UInt8>) -> (UInt64, UInt64)? {
-        guard bytes.count == 36 else { return nil }
-        var high: UInt64 = 0
-        var low: UInt64 = 0
-        var digits = 0
-        for index in 0..<36 {
-            let byte = bytes[index]
-            if index == 8 || index == 13 || index == 18 || index == 23 {
-                guard byte == UInt8(ascii: "-") else { return nil }
-                continue
-            }
-            let value: UInt8
-            switch byte {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): value = byte - UInt8(ascii: "0")
-            case UInt8(ascii: "A")...UInt8(ascii: "F"): value = byte - UInt8(ascii: "A") + 10
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): value = byte - UInt8(ascii: "a") + 10
-            default: return nil
-            }
-            if digits < 16 {
-                high = high << 4 | UInt64(value)
-            } else {
-                low = low << 4 | UInt64(value)
-            }
-            digits += 1
-        }
-        return (high, low)
+        guard bytes.count == 36, let raw = UnsafeRawPointer(bytes.baseAddress) else { return nil }
+        guard bytes[8] == UInt8(ascii: "-"), bytes[13] == UInt8(ascii: "-"), bytes[18] == UInt8(ascii: "-"),
+            bytes[23] == UInt8(ascii: "-"),
+            let a = hex8(raw), let b = hex4(raw + 9), let c = hex4(raw + 14), let d = hex4(raw + 19),
+            let e = hex4(raw + 24), let f = hex8(raw + 28)
+        else { return nil }
+        return (a << 32 | b << 16 | c, d << 48 | e << 32 | f)
+    }
+
+    /// The value of 8 hexadecimal digits (either case), nil if any is not one: all eight at once,
+    /// in one 64-bit word (ids are parsed for every record of every file read).
+    private static func hex8(_ pointer: UnsafeRawPointer) -> UInt64? {
+        let word = UInt64(littleEndian: pointer.loadUnaligned(as: UInt64.self))
+        // Per byte: a digit is 0x30...0x39; a letter, once lower-cased, 0x61...0x66.
+        let lower = word | 0x2020_2020_2020_2020
+        let isDigit = inRange(word, 0x30, 0x39)
+        let isLetter = inRange(lower, 0x61, 0x66)
+        guard (isDigit | isLetter) == 0x8080_8080_8080_8080 else { return nil }
+        // Each byte's value: its low nibble, plus 9 for a letter.
+        var values = (word & 0x0F0F_0F0F_0F0F_0F0F) &+ ((isLetter >> 7) &* 9)
+        // Pack the eight nibbles, the first byte's the most significant.
+        values = ((values & 0x0F00_0F00_0F00_0F00) >> 8) | ((values & 0x000F_000F_000F_000F) << 4)
+        values = ((values & 0x00FF_0000_00FF_0000) >> 16) | ((values & 0x0000_00FF_0000_00FF) << 8)
+        values = ((values & 0x0000_FFFF_0000_0000) >> 32) | ((values & 0x0000_0000_0000_FFFF) << 16)
+        return values
+    }
+
+    /// The value of 4 hexadecimal digits.
+    private static func hex4(_ pointer: UnsafeRawPointer) -> UInt64? {
+        var bytes: (UInt32, UInt32) = (pointer.loadUnaligned(as: UInt32.self), 0x3030_3030)
+        return withUnsafeBytes(of: &bytes) { hex8($0.baseAddress!) }.map { $0 >> 16 }
+    }
+
+    /// 0x80 in each byte of `word` that is within `low...high` (all bytes below 0x80), 0 in the others.
+    private static func inRange(_ word: UInt64, _ low: UInt8, _ high: UInt8) -> UInt64 {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highBits: UInt64 = 0x8080_8080_8080_8080
+        // Bytes of 0x80 or more are never digits; the others stay below 0x80 in both sums.
+        let ascii = ~word & highBits
+        let clean = word & ~highBits
+        let aboveLow = (clean &+ ones &* UInt64(0x80 - low)) & highBits
+        let belowHigh = ~(clean &+ ones &* UInt64(0x7F - high)) & highBits
+        return ascii & aboveLow & belowHigh
     }
 
     private static func write(high: UInt64, low: UInt64, into buffer: UnsafeMutableBufferPointer<UInt8>) {

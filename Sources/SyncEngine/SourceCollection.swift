@@ -120,6 +120,8 @@ final class MergedAlone: Sendable {
         var releasedUpTo = 0
         /// Why producing a chunk failed, if it did.
         var failure: (any Error)?
+        /// Chunks let go of, to be freed by a producer.
+        var released: [[Merged]] = []
     }
 
     /// Starts merging `incoming`'s records in the background (on `queue`; tests hold it back).
@@ -165,7 +167,15 @@ final class MergedAlone: Sendable {
             // Chunks are handed to the cores in increasing order, so the first ones are ready first.
             DispatchQueue.concurrentPerform(iterations: chunkCount) { chunk in
                 defer { ready[chunk].leave() }
-                if let releasing { self.waitForRoom(before: chunk, window: releasing.window) }
+                if let releasing {
+                    self.waitForRoom(before: chunk, window: releasing.window)
+                    // Freed here, by a thread that allocates the records, rather than by a
+                    // consumer: the allocator then seldom waits for another thread's arena.
+                    _ = self.state.withLock { state in
+                        defer { state.released = [] }
+                        return state.released
+                    }
+                }
                 guard !self.cancelled.load(ordering: .relaxed) else { return }
                 do {
                     let merged = try produce(chunk)
@@ -192,13 +202,19 @@ final class MergedAlone: Sendable {
     func forEach(_ body: (Merged) throws -> Void) rethrows {
         for index in 0..<chunkCount {
             ready[index].wait()
-            let merged = state.withLock { $0.chunks[index] }
-            for record in merged { try body(record) }
+            do {
+                let merged = state.withLock { $0.chunks[index] }
+                for record in merged { try body(record) }
+            }
+            // This consumer's hold on the chunk ended above: whoever frees it is a producer.
             guard let releasing else { continue }
             released.lock()
             state.withLock { state in
                 state.consumed[index] += 1
-                if state.consumed[index] == releasing.consumers { state.chunks[index] = [] }
+                if state.consumed[index] == releasing.consumers {
+                    state.released.append(state.chunks[index])
+                    state.chunks[index] = []
+                }
                 while state.releasedUpTo < chunkCount, state.consumed[state.releasedUpTo] >= releasing.consumers {
                     state.releasedUpTo += 1
                 }
