@@ -104,19 +104,41 @@ final class StreamedFirstMerge: Sendable {
         schemas: SchemaSet, now: Timestamp, clockSkewMargin: Int64
     ) -> Result<StreamedFirstMerge, Declined> {
         let indexed = Mutex([Result<Indexed, Declined>?](repeating: nil, count: pending.count))
+        // Per file, per chunk of elements: their digests.
+        let digests = Mutex([[[RecordDigests.Digest]]](repeating: [], count: pending.count))
         let queue = TaskQueue()
+        // Each file is indexed by one task; its elements are then hashed in chunks, queued behind
+        // the files still to index, so no core waits while the last file is indexed alone.
         for (position, file) in pending.enumerated() {
             queue.add {
                 let result = index(file.name, in: folder, device: device, maxFileSize: maxFileSize)
                 indexed.withLock { $0[position] = result }
+                guard case .success(let file) = result else { return }
+                let chunks = (file.places.count + hashChunk - 1) / hashChunk
+                digests.withLock { $0[position] = Array(repeating: [], count: chunks) }
+                for chunk in 0..<chunks {
+                    queue.add {
+                        let hashed = hash(file, elements: (chunk * hashChunk)..<min(file.places.count, (chunk + 1) * hashChunk))
+                        digests.withLock { $0[position][chunk] = hashed }
+                    }
+                }
             }
         }
         queue.run()
         var files: [Indexed] = []
         var declined: Declined?
-        for result in indexed.withLock({ $0 }) {
+        let hashed = digests.withLock { $0 }
+        for (position, result) in indexed.withLock({ $0 }).enumerated() {
             switch result! {
-            case .success(let file): files.append(file)
+            case .success(var file):
+                file.digests = hashed[position].flatMap { $0 }
+                // A chunk whose bytes could not be read again has no digests.
+                if file.digests.count == file.places.count {
+                    files.append(file)
+                } else {
+                    SystemCalls.close(file.descriptor)
+                    declined = declined ?? Declined(description: "\(file.name) could not be read again")
+                }
             case .failure(let reason): declined = declined ?? reason
             }
         }
@@ -146,10 +168,8 @@ final class StreamedFirstMerge: Sendable {
         guard status.kind == .regular, status.size <= maxFileSize else {
             return declined("not a regular file within the size limit")
         }
-        var digests: [RecordDigests.Digest] = []
         let index = SnapshotReader.index(
-            read: { buffer, offset in try? SystemCalls.readAt(descriptor, into: buffer, at: offset, path: path) },
-            observing: { _, element in digests.append(RecordDigests.digest(of: element)) })
+            read: { buffer, offset in try? SystemCalls.readAt(descriptor, into: buffer, at: offset, path: path) })
         guard let index else { return declined("not a snapshot whose records are objects with ids") }
         let topLevel: SnapshotReading
         do throws(SnapshotFileProblem) {
@@ -178,7 +198,27 @@ final class StreamedFirstMerge: Sendable {
         return .success(
             Indexed(
                 name: name, path: path, descriptor: descriptor, status: status, topLevel: topLevel,
-                places: index.split.elements, digests: digests, sortedIDs: sortedIDs, sortedElements: sortedElements))
+                places: index.split.elements, digests: [], sortedIDs: sortedIDs, sortedElements: sortedElements))
+    }
+
+    /// Elements hashed per task.
+    private static let hashChunk = 16384
+
+    /// The digests of a file's `elements`, read again (a stretch of the file, from the page
+    /// cache); empty when the read fails.
+    private static func hash(_ file: Indexed, elements: Range<Int>) -> [RecordDigests.Digest] {
+        guard let first = elements.first else { return [] }
+        let start = file.places[first].lowerBound
+        guard
+            let bytes = try? SystemCalls.readAt(
+                file.descriptor, count: file.places[elements.upperBound - 1].upperBound - start, at: start, path: file.path)
+        else { return [] }
+        return bytes.withUnsafeBufferPointer { bytes in
+            elements.map { element in
+                let place = file.places[element]
+                return RecordDigests.digest(of: UnsafeBufferPointer(rebasing: bytes[(place.lowerBound - start)..<(place.upperBound - start)]))
+            }
+        }
     }
 
     /// The rounds: every record's elements, in id order across the files, `roundSize` records a round.
