@@ -165,7 +165,7 @@ final class MergedAlone: Sendable {
         guard chunkCount > 0 else { return }
         queue.async { [ready, self] in
             // Chunks are handed to the cores in increasing order, so the first ones are ready first.
-            DispatchQueue.concurrentPerform(iterations: chunkCount) { chunk in
+            @Sendable func work(_ chunk: Int) {
                 defer { ready[chunk].leave() }
                 if let releasing {
                     self.waitForRoom(before: chunk, window: releasing.window)
@@ -185,6 +185,24 @@ final class MergedAlone: Sendable {
                     self.cancel()
                 }
             }
+            guard releasing != nil else {
+                DispatchQueue.concurrentPerform(iterations: chunkCount) { work($0) }
+                return
+            }
+            // Bounded production shares the cores with its consumers (the inserts, the file's
+            // writer): threads of its own, two per core, keep the cores busy when one of them
+            // waits (for the allocator's locks, for room). Measured on 2 cores, 3 × 1,000,000
+            // records: 13.3 s instead of 15.3 s with the two threads of concurrentPerform.
+            let next = Atomic(0)
+            let group = DispatchGroup()
+            for _ in 0..<(2 * max(1, ProcessInfo.processInfo.activeProcessorCount)) {
+                group.enter()
+                Thread {
+                    while case let chunk = next.add(1, ordering: .relaxed).oldValue, chunk < chunkCount { work(chunk) }
+                    group.leave()
+                }.start()
+            }
+            group.wait()
         }
     }
 

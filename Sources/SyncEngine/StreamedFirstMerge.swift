@@ -56,8 +56,8 @@ final class StreamedFirstMerge: Sendable {
 
     /// Records per round: small enough that a few rounds in flight stay a few tens of MB.
     static let roundSize = 4096
-    /// Rounds merged ahead of the consumers at most.
-    static let window = 4
+    /// Rounds merged ahead of the consumers at most (room for every producer thread and some).
+    static let window = 2 * max(1, ProcessInfo.processInfo.activeProcessorCount) + 2
 
     private init(_ indexed: [Indexed], schemas: SchemaSet, facts: [Facts]) {
         var base = 0
