@@ -7,7 +7,11 @@ devices (conflicts), some are tombstones, a few are legacy records without lastM
 vector. fields are about 200 bytes (120-330) of varied JSON with unicode, escapes and nesting,
 so 3 devices x 100,000 records make about 120 MB.
 
-  python3 bench/generate.py OUT_DIR --devices 3 --records 100000 [--seed 1]
+  python3 bench/generate.py OUT_DIR --devices 3 --records 100000 [--seed 1] [--id-order]
+
+By default each file lists its records in the order they were created, as a writer other than
+SnapshotSync might; with --id-order, in increasing id order, as SnapshotSync devices write them
+(the same records otherwise, with other ids).
 
 The files are written record by record (memory stays small even at millions of records), each
 to a dot-prefixed temporary file renamed into place. The same arguments give the same bytes.
@@ -52,8 +56,14 @@ def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("out"); p.add_argument("--devices", type=int, default=3)
     p.add_argument("--records", type=int, default=100000); p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--id-order", action="store_true", help="records in increasing id order, as SnapshotSync writes them")
     a = p.parse_args()
     rng = random.Random(a.seed)
+    # Drawn apart, so the other draws (and the default folder's bytes) stay as they were.
+    ordered_ids = None
+    if a.id_order:
+        id_rng = random.Random(a.seed * 7919 + 1)
+        ordered_ids = sorted(str(uuid.UUID(int=id_rng.getrandbits(128), version=4)).upper() for _ in range(a.records))
     devices = [f"device-{i}" for i in range(a.devices)]
     base = 1_790_000_000_000
     os.makedirs(a.out, exist_ok=True)
@@ -64,6 +74,8 @@ def main():
         out[d].write(dump(header)[:-1] + ',"records":[')
     for n in range(a.records):
         rid = str(uuid.UUID(int=rng.getrandbits(128), version=4)).upper()
+        if ordered_ids is not None:
+            rid = ordered_ids[n]
         creator = rng.choice(devices)
         v0 = {"id": rid, "type": "ShoppingItem", "lastModified": stamp(base + n), "modifiedBy": creator,
               "versionVector": {creator: 1}, "fields": fields(rng, n)}

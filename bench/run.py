@@ -126,18 +126,18 @@ class Runner:
         return sample, (done.stdout.decode() if not stdout else None)
 
 
-def generate(data, devices, records, seed):
+def generate(data, devices, records, seed, id_order=False):
     generator = os.path.join(ROOT, "bench", "generate.py")
     with open(generator, "rb") as f:
         digest = hashlib.sha256(f.read()).hexdigest()[:8]
-    folder = os.path.join(data, "folders", f"d{devices}-r{records}-s{seed}-{digest}")
+    folder = os.path.join(data, "folders", f"d{devices}-r{records}-s{seed}{'-idorder' if id_order else ''}-{digest}")
     if not os.path.isdir(folder):
         partial = folder + ".partial"
         shutil.rmtree(partial, ignore_errors=True)
         log(f"generating {devices} x {records} records into {folder}")
         started = time.perf_counter()
         subprocess.run([sys.executable, generator, partial, "--devices", str(devices), "--records", str(records),
-                        "--seed", str(seed)], check=True)
+                        "--seed", str(seed)] + (["--id-order"] if id_order else []), check=True)
         os.rename(partial, folder)
         log(f"  generated in {time.perf_counter() - started:.1f} s")
     files = sorted(glob.glob(os.path.join(folder, "*.json")))
@@ -206,6 +206,8 @@ def main():
     p.add_argument("--devices", type=int, default=3, help="peer files in the folder (default 3)")
     p.add_argument("--repeat", type=int, default=3, help="runs of each case; the median is reported (default 3)")
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--id-order", action="store_true",
+                   help="peers' files list their records in id order, as SnapshotSync writes them (default: creation order)")
     p.add_argument("--cases", default=",".join(ALL_CASES), help=f"comma-separated, of: {','.join(ALL_CASES)} (default all)")
     p.add_argument("--json", metavar="FILE", help="also write the results as JSON to FILE")
     p.add_argument("--syncctl", help="the syncctl binary to measure (default: build it with: " + " ".join(BUILD) + ")")
@@ -224,7 +226,7 @@ def main():
         p.error("the incremental case needs at least 2 devices")
 
     if a.generate_only:
-        print(generate(os.path.abspath(a.data), a.devices, a.records, a.seed)[0])
+        print(generate(os.path.abspath(a.data), a.devices, a.records, a.seed, a.id_order)[0])
         return
     syncctl = a.syncctl
     if not syncctl:
@@ -237,7 +239,7 @@ def main():
     info["syncctl_from"] = ((info["commit"] + (" + modified sources" if info["sources_modified"] else ""))
                             if not a.syncctl else "given with --syncctl (its commit is not known)")
     info["syncctl_built"] = datetime.datetime.fromtimestamp(os.stat(syncctl).st_mtime, datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    folder, files = generate(os.path.abspath(a.data), a.devices, a.records, a.seed)
+    folder, files = generate(os.path.abspath(a.data), a.devices, a.records, a.seed, a.id_order)
     size = sum(os.path.getsize(f) for f in files)
     log(f"folder: {len(files)} files, {size / 1e6:.1f} MB; syncctl: {syncctl}")
 
@@ -401,7 +403,8 @@ def main():
             if base in summary:
                 ratios[f"cold/{base}"] = round(summary["cold"]["median_ms"] / summary[base]["median_ms"], 3)
     out = {"benchmark": "SnapshotSync bench/run.py", "argv": sys.argv[1:], "machine": info,
-           "folder": {"devices": a.devices, "records": a.records, "seed": a.seed, "files": len(files), "bytes": size},
+           "folder": {"devices": a.devices, "records": a.records, "seed": a.seed, "id_order": a.id_order, "files": len(files),
+                      "bytes": size},
            "repeat": a.repeat, "cases": summary, "ratios": ratios}
     print_table(out)
     if a.json:
