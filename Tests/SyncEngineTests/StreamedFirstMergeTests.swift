@@ -23,14 +23,21 @@ struct StreamedFirstMergeTests {
     /// Writes the folder with `setup` twice, merges one copy streamed and one read whole, and
     /// checks they agree; returns whether the streamed copy did stream.
     @discardableResult
-    func expectSame(_ setup: (Sandbox) throws -> Void, sourceLocation: SourceLocation = #_sourceLocation) throws -> Bool {
+    func expectSame(
+        schema: String? = nil, _ setup: (Sandbox) throws -> Void, sourceLocation: SourceLocation = #_sourceLocation
+    ) throws -> Bool {
         var outcomes: [Outcome] = []
         var streamed = false
         for threshold in [Int64(0), Int64.max] {
             let sandbox = try Sandbox()
             defer { sandbox.remove() }
             try setup(sandbox)
-            let device = try sandbox.device("desk", streamedFirstMergeThreshold: threshold)
+            var schemaFiles: [String] = []
+            if let schema {
+                schemaFiles = [sandbox.outside + "/note.schema.json"]
+                try Data(schema.utf8).write(to: URL(fileURLWithPath: schemaFiles[0]))
+            }
+            let device = try sandbox.device("desk", streamedFirstMergeThreshold: threshold, schemaFiles: schemaFiles)
             var report = try device.merge()
             if threshold == 0 { streamed = report.timings.streamed }
             #expect(!(threshold > 0 && report.timings.streamed), sourceLocation: sourceLocation)
@@ -114,6 +121,28 @@ struct StreamedFirstMergeTests {
             try sandbox.write("tablet.json", Wire.snapshotText("tablet", generation: 1, records: []))
         }
         #expect(streamed)
+    }
+
+    @Test("schema files: versions newer than the schemas are counted per file; a version that does not fit makes it fall back")
+    func schemas() throws {
+        let schema = #"{"format": 1, "types": [{"type": "Note", "versions": [{"schemaVersion": 1, "fields": {"text": "string"}}]}]}"#
+        func newer(_ n: Int, by device: String) -> ReadOnly.Version {
+            var version = Wire.version(n, by: device, fields: #"{"text": 7}"#)
+            version.schemaVersion = 2
+            return version
+        }
+        let streamed = try expectSame(schema: schema) { sandbox in
+            let fitting = (0..<5).map { Wire.version($0, by: "phone", fields: #"{"text": "milk"}"#) }
+            try sandbox.write("phone.json", Wire.snapshot("phone", generation: 2, versions: fitting + [newer(8, by: "phone")]))
+            try sandbox.write("laptop.json", Wire.snapshot("laptop", generation: 2, versions: [newer(8, by: "phone"), newer(9, by: "laptop")]))
+        }
+        #expect(streamed)
+        let fellBack = try expectSame(schema: schema) { sandbox in
+            try sandbox.write(
+                "phone.json",
+                Wire.snapshot("phone", generation: 2, versions: [Wire.version(1, by: "phone", fields: #"{"text": 42}"#)]))
+        }
+        #expect(!fellBack)
     }
 
     @Test("files it cannot stream make the pass read them whole, with the same result", arguments: Fallback.allCases)
