@@ -54,6 +54,9 @@ final class StreamedFirstMerge: Sendable {
     private let facts: Mutex<[Facts]>
     private let schemas: SchemaSet
 
+    /// The most files it merges at once (each record's turn compares every file's head).
+    static let filesAtMost = 64
+
     /// Records per round: small enough that a few rounds in flight stay a few tens of MB.
     static let roundSize = 4096
     /// Rounds merged ahead of the consumers at most (room for every producer thread and some).

@@ -189,6 +189,14 @@ extension SyncDevice {
     private func streamedFirstMerge(_ scan: FolderScan, now: Timestamp) -> StreamedFirstMerge? {
         let size = scan.pending.reduce(Int64(0)) { $0 + $1.status.size }
         guard !scan.pending.isEmpty, size >= settings.streamedFirstMergeThreshold else { return nil }
+        // Merging by id looks at every file's head for every record: with more files than
+        // this, reading them whole is the better way (and they are small on average).
+        guard scan.pending.count <= StreamedFirstMerge.filesAtMost else {
+            logger.notice(
+                "first merge: reading the files whole instead of through windows",
+                metadata: ["reason": "\(scan.pending.count) files to read, more than \(StreamedFirstMerge.filesAtMost)"])
+            return nil
+        }
         let anyDigests = try? store.reading { session in
             try scan.pending.contains { try !(session.recordDigests(of: $0.name) ?? []).isEmpty }
         }

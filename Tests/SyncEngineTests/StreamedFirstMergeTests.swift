@@ -165,6 +165,11 @@ struct StreamedFirstMergeTests {
                 try sandbox.write("laptop.json", Wire.snapshotText("laptop", generation: 1, records: ["7", #"{"type":"Note"}"#]))
             case .ownFile:
                 try sandbox.write("desk.json", Wire.snapshot("desk", generation: 4, versions: [Wire.version(60, by: "desk")]))
+            case .manyFiles:
+                for device in 0..<StreamedFirstMerge.filesAtMost {
+                    try sandbox.write(
+                        "peer\(device).json", Wire.snapshot("peer\(device)", generation: 1, versions: [Wire.version(device, by: "peer\(device)")]))
+                }
             case .newerFormat:
                 try sandbox.write("laptop.json", Wire.snapshotText("laptop", generation: 1, format: 2, records: []))
             }
@@ -173,7 +178,7 @@ struct StreamedFirstMergeTests {
     }
 
     enum Fallback: CaseIterable, Sendable {
-        case repeatedID, invalidRecord, invalidJSON, idlessRecord, ownFile, newerFormat
+        case repeatedID, invalidRecord, invalidJSON, idlessRecord, ownFile, newerFormat, manyFiles
     }
 
     @Test("a file that changes after it was indexed is declined when the merge ends")
