@@ -187,10 +187,8 @@ extension SyncDevice {
                     return .invalid(error, status)
                 }
                 guard let reading = assembled else { return readWhole(name, bytes: bytes, status: status) }
-                var recordDigests = RecordDigests()
-                for (index, digest) in digests.enumerated() { recordDigests.append(digest, at: index) }
                 return .read(
-                    reading, ownBytes: reading.device == device ? bytes : [], status, digests: recordDigests,
+                    reading, ownBytes: reading.device == device ? bytes : [], status, digests: RecordDigests(ordered: digests),
                     copiedFrom: anyCopied ? copiedFrom : [])
             }
         }

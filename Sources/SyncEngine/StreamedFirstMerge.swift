@@ -65,8 +65,10 @@ final class StreamedFirstMerge: Sendable {
     private init(_ indexed: [Indexed], schemas: SchemaSet, facts: [Facts]) {
         var base = 0
         sources = indexed.map { file in
-            defer { base += file.places.count }
-            return file.source(base: base)
+            var source = file.source
+            source.base = base
+            base += source.count
+            return source
         }
         places = indexed.flatMap(\.places)
         digests = indexed.flatMap(\.digests)
@@ -81,23 +83,14 @@ final class StreamedFirstMerge: Sendable {
         for source in sources { SystemCalls.close(source.descriptor) }
     }
 
-    /// A file as indexing gave it.
+    /// A file as indexing gave it: the file (its `base` set once every file is indexed), and its
+    /// elements' facts, put end to end with the other files' afterwards.
     private struct Indexed {
-        var name: String
-        var path: String
-        var descriptor: Int32
-        var status: FileStatus
-        var topLevel: SnapshotReading
+        var source: Source
         var places: [Range<Int>]
         var digests: [RecordDigests.Digest]
         var sortedIDs: [RecordID]
         var sortedElements: [Int32]
-
-        func source(base: Int) -> Source {
-            Source(
-                name: name, path: path, descriptor: descriptor, status: status, topLevel: topLevel, base: base,
-                count: places.count)
-        }
     }
 
     /// Indexes every file of `pending`, on every core; the reason when one of them is not a
@@ -139,14 +132,14 @@ final class StreamedFirstMerge: Sendable {
                 if file.digests.count == file.places.count {
                     files.append(file)
                 } else {
-                    SystemCalls.close(file.descriptor)
-                    declined = declined ?? Declined(description: "\(file.name) could not be read again")
+                    SystemCalls.close(file.source.descriptor)
+                    declined = declined ?? Declined(description: "\(file.source.name) could not be read again")
                 }
             case .failure(let reason): declined = declined ?? reason
             }
         }
         if let declined {
-            for file in files { SystemCalls.close(file.descriptor) }
+            for file in files { SystemCalls.close(file.source.descriptor) }
             return .failure(declined)
         }
         let facts = files.map { _ in Facts(futureDates: FutureDates(now: now, margin: clockSkewMargin)) }
@@ -200,7 +193,9 @@ final class StreamedFirstMerge: Sendable {
         }
         return .success(
             Indexed(
-                name: name, path: path, descriptor: descriptor, status: status, topLevel: topLevel,
+                source: Source(
+                    name: name, path: path, descriptor: descriptor, status: status, topLevel: topLevel, base: 0,
+                    count: index.split.elements.count),
                 places: index.split.elements, digests: [], sortedIDs: sortedIDs, sortedElements: sortedElements))
     }
 
@@ -214,7 +209,8 @@ final class StreamedFirstMerge: Sendable {
         let start = file.places[first].lowerBound
         guard
             let bytes = try? SystemCalls.readAt(
-                file.descriptor, count: file.places[elements.upperBound - 1].upperBound - start, at: start, path: file.path)
+                file.source.descriptor, count: file.places[elements.upperBound - 1].upperBound - start, at: start,
+                path: file.source.path)
         else { return [] }
         return bytes.withUnsafeBufferPointer { bytes in
             elements.map { element in

@@ -136,9 +136,7 @@ extension SyncDevice {
             // A file written for a publication whose intent did not commit is not published.
             try? SystemCalls.remove(temporaryPublicationPath)
             if let declined = error as? StreamedFirstMerge.Declined {
-                logger.notice(
-                    "first merge: reading the files whole instead of through windows",
-                    metadata: ["reason": "\(declined)"])
+                logReadingWhole(because: declined.description)
                 return try pass(
                     rereadAll: rereadAll, checkPublication: checkPublication, acceptDeletions: acceptDeletions,
                     streaming: false, edit: edit)
@@ -192,9 +190,7 @@ extension SyncDevice {
         // Merging by id looks at every file's head for every record: with more files than
         // this, reading them whole is the better way (and they are small on average).
         guard scan.pending.count <= StreamedFirstMerge.filesAtMost else {
-            logger.notice(
-                "first merge: reading the files whole instead of through windows",
-                metadata: ["reason": "\(scan.pending.count) files to read, more than \(StreamedFirstMerge.filesAtMost)"])
+            logReadingWhole(because: "\(scan.pending.count) files to read, more than \(StreamedFirstMerge.filesAtMost)")
             return nil
         }
         let anyDigests = try? store.reading { session in
@@ -208,10 +204,14 @@ extension SyncDevice {
         case .success(let streamed):
             return streamed
         case .failure(let declined):
-            logger.notice(
-                "first merge: reading the files whole instead of through windows", metadata: ["reason": "\(declined)"])
+            logReadingWhole(because: declined.description)
             return nil
         }
+    }
+
+    /// Says why a large first merge reads its files whole after all.
+    private func logReadingWhole(because reason: String) {
+        logger.notice("first merge: reading the files whole instead of through windows", metadata: ["reason": "\(reason)"])
     }
 
     private static func milliseconds(since start: inout ContinuousClock.Instant, _ clock: ContinuousClock) -> Int {

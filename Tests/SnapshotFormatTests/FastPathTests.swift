@@ -55,15 +55,9 @@ struct FastPathTests {
     @Test("every vector input file reads the same through the scanner and through the tree")
     func vectorFiles() throws {
         var files = 0
-        for folder in ["merge", "random"] {
-            for vector in Vectors.fileNames(in: folder) where vector != Vectors.missingPlaceholder {
-                let input = "\(folder)/\(vector)/input"
-                for name in Vectors.fileNames(in: input) where name != Vectors.missingPlaceholder {
-                    guard let bytes = try? Vectors.bytes(input, name) else { continue }
-                    try expectSameReading(bytes, fileName: name)
-                    files += 1
-                }
-            }
+        for (name, bytes) in Vectors.inputFiles() {
+            try expectSameReading(bytes, fileName: name)
+            files += 1
         }
         #expect(files > 20)
     }

@@ -22,6 +22,18 @@ enum Vectors {
     /// The name `fileNames(in:)` gives when there is nothing to test.
     static let missingPlaceholder = "(no vector files found)"
 
+    /// Every input file of the merge and random vectors that can be read: its name and bytes.
+    static func inputFiles() -> [(name: String, bytes: [UInt8])] {
+        ["merge", "random"].flatMap { folder in
+            fileNames(in: folder).filter { $0 != missingPlaceholder }.flatMap { vector in
+                let input = "\(folder)/\(vector)/input"
+                return fileNames(in: input).filter { $0 != missingPlaceholder }.compactMap { name in
+                    (try? bytes(input, name)).map { (name, $0) }
+                }
+            }
+        }
+    }
+
     /// The bytes of `folder/name`; throws an error saying where it looked when it cannot read them.
     static func bytes(_ folder: String, _ name: String) throws -> [UInt8] {
         let url = root.appendingPathComponent(folder).appendingPathComponent(name)

@@ -7,22 +7,16 @@ import TestSupport
 /// small window, against ``SnapshotReader/split(_:)`` on the whole file: the same top level and
 /// elements whenever every element is an object with an id, nil otherwise.
 @Suite("indexing a file through a window")
-struct SortedIndexTests {
+struct SnapshotIndexTests {
     static let windows = [16, 23, 61, 256, 4096]
 
     @Test("every vector input file: the split's elements and ids, or declined", arguments: windows)
     func vectorFiles(window: Int) throws {
         var files = 0
         var indexed = 0
-        for folder in ["merge", "random"] {
-            for vector in Vectors.fileNames(in: folder) where vector != Vectors.missingPlaceholder {
-                let input = "\(folder)/\(vector)/input"
-                for name in Vectors.fileNames(in: input) where name != Vectors.missingPlaceholder {
-                    guard let bytes = try? Vectors.bytes(input, name) else { continue }
-                    if expectIndexAgrees(bytes, window: window) { indexed += 1 }
-                    files += 1
-                }
-            }
+        for (_, bytes) in Vectors.inputFiles() {
+            if expectIndexAgrees(bytes, window: window) { indexed += 1 }
+            files += 1
         }
         #expect(files > 20)
         #expect(indexed > 10)
