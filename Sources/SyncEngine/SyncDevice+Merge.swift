@@ -61,7 +61,7 @@ extension SyncDevice {
         defer { coldFile?.discardUnlessTaken() }
         let result: (Publication?, Edit?)
         do {
-            result = try store.transaction { session -> (Publication?, Edit?) in
+            func mergeInOneTransaction() throws -> (Publication?, Edit?) { try store.transaction { session -> (Publication?, Edit?) in
                 var changedRecords = 0
                 let storeWasEmpty = try session.isEmpty()
                 for row in collection.rows where row != collection.previousRows[row.name] { try session.save(row) }
@@ -127,7 +127,14 @@ extension SyncDevice {
                         coldFile: coldFile.map { ($0, coldContent.finalize()) }),
                     edited
                 )
-            }
+            } }
+            // A cold merge fills an empty store: each of its pages is written once, not to the WAL
+            // and again by the checkpoint (see SyncStore.fillingEmptyStore). Only when it has
+            // records to insert: the journal's comings and goings wake syncd's watch on the state
+            // directory, and a pass that left the store empty would then be a first merge again,
+            // on and on.
+            let fillsEmptyStore = (mergedAlone?.chunkCount ?? 0) > 0
+            result = try fillsEmptyStore ? store.fillingEmptyStore(mergeInOneTransaction).result : mergeInOneTransaction()
         } catch {
             mergedAlone?.cancel()
             writeBehind?.stop()

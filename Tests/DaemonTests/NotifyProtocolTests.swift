@@ -50,6 +50,36 @@ extension DaemonTests {
         }
     }
 
+    @Test(
+        "syncd settles after its first merge, of an empty folder or of records: once its own writes are handled, no pass runs while nothing changes"
+    )
+    func settlesAfterFirstMerge() throws {
+        for count in [0, 2_000] {
+            // Given a folder with no records, or a peer's 2,000 (a first merge in rollback-journal mode)
+            let sandbox = try Sandbox()
+            defer { sandbox.remove() }
+            if count > 0 {
+                let bytes = Snapshots.file("phone", records: (1...count).map { (Snapshots.id($0), Snapshots.fields("item \($0)")) })
+                try Data(bytes).write(to: URL(fileURLWithPath: sandbox.shared + "/phone.json"))
+            }
+            let daemon = try Daemon("desk", in: sandbox)
+            defer { daemon.stop() }
+            try daemon.waitUntilReady()
+            usleep(1_000_000)  // the events of its own first writes (its file, its store) are handled
+
+            // When nothing changes for 1.5 s
+            let passesBefore = daemon.notify.texts.filter { $0.hasPrefix("STATUS=") }.count
+            usleep(1_500_000)
+
+            // Then it runs no pass (each pass ends with a STATUS= line)
+            let texts = daemon.notify.texts
+            #expect(
+                texts.filter { $0.hasPrefix("STATUS=") }.count == passesBefore,
+                "\(count) records: passes while nothing changed: \(texts)")
+            #expect(texts.contains { $0.contains("\(count) records") }, "\(texts)")
+        }
+    }
+
     @Test("with WATCHDOG_PID naming another process, syncd does not ping the watchdog")
     func watchdogForAnotherProcess() throws {
         // Given WATCHDOG_USEC set for a PID that is not syncd's (this test process)

@@ -95,6 +95,48 @@ struct CrashSafetyTests {
         #expect(oneShotFile.records == published.records)
     }
 
+    @Test("a first merge killed mid-transaction leaves its rollback journal; the next opening rolls the store back to empty, and a merge then gives every record")
+    func killedFirstMergeRollsBack() throws {
+        let workspace = try Workspace()
+        defer { workspace.remove() }
+        let expected = try LargeFolder.write(into: workspace.shared, count: 20_000, in: workspace)
+        let location = workspace.location()
+        // A first merge fills the empty store in rollback-journal mode: the journal exists from
+        // the transaction's first write until its commit deletes it.
+        let journal = workspace.state() + "/store.sqlite-journal"
+
+        // When a first merge is killed while its journal is on disk (tried until a kill lands
+        // before the commit)
+        var killedMidway = false
+        for _ in 0..<10 where !killedMidway {
+            try? FileManager.default.removeItem(atPath: workspace.state())
+            try? FileManager.default.removeItem(atPath: workspace.sharedPath("desk.json"))
+            let started = try workspace.start(["merge"] + location)
+            while started.process.isRunning && !FileManager.default.fileExists(atPath: journal) { usleep(100) }
+            started.kill()  // SIGKILL by PID, then reaped
+            killedMidway = FileManager.default.fileExists(atPath: journal)
+        }
+        try #require(killedMidway, "no kill landed while the first merge's journal was on disk")
+
+        // Then the next opening rolls the transaction back: the store is empty, the journal gone
+        let status = try workspace.run(["status", "--json"] + location)
+        #expect(status.status == 0, "\(status)")
+        #expect(
+            try jsonObject(status.stdout)["counts"]
+                == .object(CommandFolder.object(#"{"live": 0, "deleted": 0, "inConflict": 0, "benignOnly": 0}"#)),
+            "\(status)")
+        #expect(!FileManager.default.fileExists(atPath: journal))
+        // And a merge then holds and publishes exactly the contract's merge of the files
+        let final = try workspace.run(["merge"] + location, timeout: 180)
+        #expect(final.status == 0, "\(final)")
+        let held = try jsonArray(try workspace.run(["list", "--json", "--deleted"] + location).stdout)
+        #expect(held.count == 20_000)
+        #expect(held == expected)
+        let published = try Files.published(try workspace.read("desk.json"), name: "desk.json")
+        #expect(published.reading.problems.isEmpty)
+        #expect(published.records == held)
+    }
+
     @Test("a merge waits while another process holds the state directory's lock, then succeeds")
     func waitsForLock() throws {
         let workspace = try Workspace()
