@@ -88,8 +88,9 @@ public final class SyncStore: Sendable {
             mode = try pool.writeWithoutTransaction { db in
                 try String.fetchOne(db, sql: "PRAGMA journal_mode = DELETE")
             }
-        } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY {
-            // Another process has the store open in WAL mode.
+        } catch {
+            // SQLITE_BUSY: another process has the store open in WAL mode. Whatever the reason,
+            // SQLite changes the mode entirely or not at all, and WAL mode works as before.
             return (try work(), false)
         }
         guard mode == "delete" else { return (try work(), false) }
