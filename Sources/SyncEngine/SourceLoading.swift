@@ -69,7 +69,16 @@ extension SyncDevice {
         let queue = TaskQueue()
         queue.add { classify(0) }
         queue.run()
-        return progress.withLock { $0.loaded.map { $0! } }
+        let loaded = progress.withLock { $0.loaded.map { $0! } }
+        // Every element's reading is in `loaded` now. Letting go of the work lists (a reference
+        // per version: 35 ms after 130,000 elements, with every core otherwise idle) is left to
+        // another thread, so the merge starts at once.
+        let leftovers = progress.withLock { progress in
+            defer { progress.readings = [] }
+            return progress.readings
+        }
+        DispatchQueue.global(qos: .utility).async { withExtendedLifetime(leftovers) {} }
+        return loaded
 
         /// Classifies every element of a file, in order: skipped when the file held those bytes at
         /// its last clean merge, copied when an earlier element of the pass holds them (the first
