@@ -83,7 +83,10 @@ public struct LocationOptions: ParsableArguments {
         let settings = try await settings(device: device)
         let control = bootstrapLogging(defaultLevel: .error)
         _ = control
-        return try SyncDevice(settings: settings, logger: Logger(label: "syncctl"))
+        // Said whatever the log level: a command that waits without a word looks hung.
+        return try SyncDevice(
+            settings: settings, logger: Logger(label: "syncctl"),
+            waitingForStore: { message in FileHandle.standardError.write(Data("syncctl: \(message)\n".utf8)) })
     }
 
     /// Sends every log line to standard error at `--log-level`, and returns the control of that level.

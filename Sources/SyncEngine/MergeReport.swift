@@ -79,6 +79,9 @@ public struct PassTimings: Codable, Hashable, Sendable {
     /// Whether this pass was a first merge of large files merged by record id through small
     /// windows (``SyncSettings/streamedFirstMergeThreshold``) rather than read whole.
     public var streamed = false
+    /// Whether this pass filled an empty store in SQLite's rollback-journal mode, each page
+    /// written once (``SyncStore/fillingEmptyStore(_:)``), rather than through the WAL.
+    public var journaled = false
 
     public init() {}
 }

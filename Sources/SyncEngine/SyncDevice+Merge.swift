@@ -60,6 +60,7 @@ extension SyncDevice {
         var coldFile: ColdFile?
         defer { coldFile?.discardUnlessTaken() }
         let result: (Publication?, Edit?)
+        var journaled = false
         do {
             func mergeInOneTransaction() throws -> (Publication?, Edit?) { try store.transaction { session -> (Publication?, Edit?) in
                 var changedRecords = 0
@@ -133,8 +134,16 @@ extension SyncDevice {
             // records to insert: the journal's comings and goings wake syncd's watch on the state
             // directory, and a pass that left the store empty would then be a first merge again,
             // on and on.
-            let fillsEmptyStore = (mergedAlone?.chunkCount ?? 0) > 0
-            result = try fillsEmptyStore ? store.fillingEmptyStore(mergeInOneTransaction).result : mergeInOneTransaction()
+            if (mergedAlone?.chunkCount ?? 0) > 0 {
+                (result, journaled) = try store.fillingEmptyStore(mergeInOneTransaction)
+                if let problem = store.walModeProblem {
+                    logger.error(
+                        "the store could not return to WAL mode after its first merge; other processes cannot read it while this one writes, and the next write tries again",
+                        metadata: ["store.problem": "\(problem)"])
+                }
+            } else {
+                result = try mergeInOneTransaction()
+            }
         } catch {
             mergedAlone?.cancel()
             writeBehind?.stop()
@@ -154,6 +163,7 @@ extension SyncDevice {
         writeBehind?.stop()
         collection.report.timings.merge = Self.milliseconds(since: &started, stopwatch)
         collection.report.timings.streamed = streamed != nil
+        collection.report.timings.journaled = journaled
         if let publication = result.0 {
             let ownWarning = collection.report.sources.first { $0.name == ownFileName && $0.status == .merged }?.warning
             try publish(publication, keepingWarning: ownWarning)
@@ -172,6 +182,7 @@ extension SyncDevice {
                 "pass.readMs": "\(collection.report.timings.read)",
                 "pass.mergeMs": "\(collection.report.timings.merge)",
                 "pass.publishMs": "\(collection.report.timings.publish)",
+                "pass.firstMergeJournaled": "\(journaled)",
             ])
         // Freeing every version read and record merged (hundreds of thousands after a cold
         // merge) takes a tenth of a second: do it on another thread, so the report is not kept

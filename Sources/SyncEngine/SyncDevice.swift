@@ -36,9 +36,12 @@ public final class SyncDevice: Sendable {
     ///
     /// - Parameter returnsMemoryAfterPasses: give the memory a pass freed back to the system when
     ///   it ends (for `syncd`, which runs for days; a one-shot command exits instead).
+    /// - Parameter waitingForStore: says that another process holds the store's opening lock
+    ///   (it is opening the store, or filling it in a first merge) and that this one waits; it
+    ///   gets the message. By default the message is logged as a warning.
     public init(
         settings: SyncSettings, logger: Logger, clock: @escaping @Sendable () -> Timestamp = SyncDevice.wallClock,
-        returnsMemoryAfterPasses: Bool = false
+        returnsMemoryAfterPasses: Bool = false, waitingForStore: ((String) -> Void)? = nil
     ) throws {
         self.settings = settings
         self.returnsMemoryAfterPasses = returnsMemoryAfterPasses
@@ -61,7 +64,11 @@ public final class SyncDevice: Sendable {
         storePath = state + "/store.sqlite"
         do {
             // The store serializes its own opening between processes (see OpeningLock).
-            store = try SyncStore(path: storePath)
+            let message =
+                "waiting for another process that is opening the store \(storePath) or filling it in a first merge (seconds; minutes for millions of records on a slow disk)"
+            store = try SyncStore(path: storePath) {
+                if let waitingForStore { waitingForStore(message) } else { logger.warning("\(message)") }
+            }
         } catch let error as EngineError {
             throw error
         } catch {

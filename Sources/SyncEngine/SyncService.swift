@@ -81,13 +81,14 @@ public final class SyncService: Service, Sendable {
     /// The loop: one pass at a time, after the folder has settled, until graceful shutdown.
     private func runPasses() async {
         var isReady = false
+        var failures = 0
         for await _ in scheduler.signals.cancelOnGracefulShutdown() {
             let settle = timings.withLock { $0.settle }
             while case let wait = scheduler.remainingSettleTime(settle), wait > .zero {
                 try? await Task.sleep(for: wait)
             }
             guard let request = scheduler.take() else { continue }
-            await runPass(request)
+            let failed = await runPass(request)
             if !isReady && !Task.isShuttingDownGracefully {
                 isReady = true
                 send("READY=1")
@@ -96,11 +97,25 @@ public final class SyncService: Service, Sendable {
                     metadata: ["device.id": "\(device.device)", "folder.path": "\(device.folder.path)"])
             }
             send("STATUS=" + statusLine())
+            // (A pass with nothing to do changes nothing: the store's own event after a failure.)
+            if let failed { failures = failed ? failures + 1 : 0 }
+            if failed == true && failures > 1 {
+                // A pass that keeps failing (a full disk, a store or a folder it cannot write)
+                // would otherwise run again at every event, its own attempts' included: after the
+                // second failure in a row, passes wait 1, 2, 4, 8, 16, then 30 s. The requests
+                // wait meanwhile; none is lost. A missing folder has a wait of its own.
+                let delay = Duration.seconds(failures > 6 ? 30 : 1 << (failures - 2))
+                logger.notice("waiting before the next pass", metadata: ["pass.failures": "\(failures)", "pass.retryIn": "\(delay)"])
+                try? await cancelWhenGracefulShutdown { try await Task.sleep(for: delay) }
+            }
         }
     }
 
     /// Runs one merge pass on a thread of its own: it blocks on files and SQLite.
-    private func runPass(_ request: PassRequest) async {
+    ///
+    /// - Returns: whether the pass failed (but for a missing shared folder, which is waited for);
+    ///   nil when there was nothing to do.
+    private func runPass(_ request: PassRequest) async -> Bool? {
         let device = device
         var checkStore = request.storeMayHaveChanged
         if checkStore {
@@ -108,7 +123,7 @@ public final class SyncService: Service, Sendable {
             checkStore = passes.withLock { $0.storeToken == nil || $0.storeToken != token }
             passes.withLock { $0.storeToken = token }
             // Only the store changed, and only by this process: nothing to do.
-            if !checkStore && !request.folderChanged && !request.rereadAll { return }
+            if !checkStore && !request.folderChanged && !request.rereadAll { return nil }
         }
         let checkPublication = checkStore
         let outcome: Result<MergeReport, any Error> = await withCheckedContinuation { done in
@@ -131,9 +146,10 @@ public final class SyncService: Service, Sendable {
                 if case EngineError.sharedFolderMissing? = error as? EngineError { statistics.folderMissing = true }
             }
         }
-        if case .failure(let error) = outcome {
-            logger.error("merge pass failed: \(error)", metadata: ["folder.path": "\(device.folder.path)"])
-        }
+        guard case .failure(let error) = outcome else { return false }
+        logger.error("merge pass failed: \(error)", metadata: ["folder.path": "\(device.folder.path)"])
+        if case EngineError.sharedFolderMissing? = error as? EngineError { return false }
+        return true
     }
 
     /// A one-line summary for systemd's `STATUS=`.

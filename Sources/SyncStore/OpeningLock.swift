@@ -11,11 +11,19 @@
 struct OpeningLock: ~Copyable {
     private let descriptor: Int32
 
-    /// Waits for the lock (other openers hold it for milliseconds).
-    init(databasePath: String) throws(StoreOpeningError) {
+    /// Waits for the lock. Other openers hold it for milliseconds, but a first merge holds it
+    /// until it commits (see `SyncStore.fillingEmptyStore`): `waiting` runs once if the lock is
+    /// taken, before the wait.
+    init(databasePath: String, waiting: (() -> Void)? = nil) throws(StoreOpeningError) {
         let path = databasePath + ".lock"
         descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard descriptor >= 0 else { throw StoreOpeningError(path: path, errno: errno) }
+        if let waiting {
+            var taken: Int32
+            repeat { taken = flock(descriptor, LOCK_EX | LOCK_NB) } while taken != 0 && errno == EINTR
+            if taken == 0 { return }
+            if errno == EWOULDBLOCK { waiting() }
+        }
         while flock(descriptor, LOCK_EX) != 0 {
             guard errno == EINTR else {
                 let code = errno

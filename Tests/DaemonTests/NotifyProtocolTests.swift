@@ -77,6 +77,8 @@ extension DaemonTests {
                 texts.filter { $0.hasPrefix("STATUS=") }.count == passesBefore,
                 "\(count) records: passes while nothing changed: \(texts)")
             #expect(texts.contains { $0.contains("\(count) records") }, "\(texts)")
+            // (And the first merge of records did run in rollback-journal mode: the case this is about.)
+            #expect(daemon.log.contains("pass.firstMergeJournaled=true") == (count > 0), "\(daemon.log)")
         }
     }
 

@@ -102,30 +102,52 @@ struct CrashSafetyTests {
         let expected = try LargeFolder.write(into: workspace.shared, count: 20_000, in: workspace)
         let location = workspace.location()
         // A first merge fills the empty store in rollback-journal mode: the journal exists from
-        // the transaction's first write until its commit deletes it.
-        let journal = workspace.state() + "/store.sqlite-journal"
+        // the transaction's first write until its commit deletes it, and the records' pages go
+        // straight to the end of store.sqlite (SQLite also writes a journal for a moment when it
+        // creates the store and when it changes mode, with the file still small).
+        let database = workspace.state() + "/store.sqlite"
+        let journal = database + "-journal"
+        func size(_ path: String) -> Int64 {
+            var info = stat()
+            return stat(path, &info) == 0 ? Int64(info.st_size) : -1
+        }
+        func liveCount() throws -> Int? {
+            let status = try workspace.run(["status", "--json"] + location)
+            #expect(status.status == 0, "\(status)")
+            guard case .object(let counts)? = try jsonObject(status.stdout)["counts"] else { return nil }
+            guard case .number(let live)? = counts["live"] else { return nil }
+            return Int(live)
+        }
 
-        // When a first merge is killed while its journal is on disk (tried until a kill lands
-        // before the commit)
-        var killedMidway = false
-        for _ in 0..<10 where !killedMidway {
+        // When a first merge is killed while its journal is on disk and records are in the file
+        // (tried until a kill lands before the commit)
+        var sizeAtKill: Int64 = 0
+        var rolledBack = false
+        for _ in 0..<20 where !rolledBack {
             try? FileManager.default.removeItem(atPath: workspace.state())
             try? FileManager.default.removeItem(atPath: workspace.sharedPath("desk.json"))
             let started = try workspace.start(["merge"] + location)
-            while started.process.isRunning && !FileManager.default.fileExists(atPath: journal) { usleep(100) }
+            while started.process.isRunning && !(size(journal) >= 0 && size(database) > 4 << 20) { usleep(100) }
             started.kill()  // SIGKILL by PID, then reaped
-            killedMidway = FileManager.default.fileExists(atPath: journal)
+            sizeAtKill = size(database)
+            guard size(journal) >= 0, sizeAtKill > 4 << 20 else { continue }
+            // Then the next opening rolls the transaction back: the store is empty, the journal
+            // gone, the file cut back to what it was before the merge. (All the records: the
+            // kill came after the commit, while the store went back to WAL mode; try again.)
+            let live = try liveCount()
+            if live == 0 {
+                rolledBack = true
+            } else {
+                let expectedLive = expected.filter {
+                    guard case .object(let record) = $0 else { return true }
+                    return record["deleted"] != .bool(true)
+                }.count
+                try #require(live == expectedLive, "a killed first merge left \(live ?? -1) records, neither none nor all")
+            }
         }
-        try #require(killedMidway, "no kill landed while the first merge's journal was on disk")
-
-        // Then the next opening rolls the transaction back: the store is empty, the journal gone
-        let status = try workspace.run(["status", "--json"] + location)
-        #expect(status.status == 0, "\(status)")
-        #expect(
-            try jsonObject(status.stdout)["counts"]
-                == .object(CommandFolder.object(#"{"live": 0, "deleted": 0, "inConflict": 0, "benignOnly": 0}"#)),
-            "\(status)")
+        try #require(rolledBack, "no kill landed while the first merge's journal was on disk")
         #expect(!FileManager.default.fileExists(atPath: journal))
+        #expect(size(database) < sizeAtKill / 4, "store.sqlite was \(sizeAtKill) bytes at the kill, \(size(database)) after")
         // And a merge then holds and publishes exactly the contract's merge of the files
         let final = try workspace.run(["merge"] + location, timeout: 180)
         #expect(final.status == 0, "\(final)")
@@ -135,6 +157,47 @@ struct CrashSafetyTests {
         let published = try Files.published(try workspace.read("desk.json"), name: "desk.json")
         #expect(published.reading.problems.isEmpty)
         #expect(published.records == held)
+    }
+
+    @Test("a command that opens the store during another process's first merge says it waits, then sees every record")
+    func statusDuringFirstMerge() throws {
+        let workspace = try Workspace()
+        defer { workspace.remove() }
+        try LargeFolder.write(into: workspace.shared, count: 20_000, in: workspace)
+        let location = workspace.location()
+        let database = workspace.state() + "/store.sqlite"
+        func size(_ path: String) -> Int64 {
+            var info = stat()
+            return stat(path, &info) == 0 ? Int64(info.st_size) : -1
+        }
+        // (Tried until a status starts while the first merge's transaction is still running.)
+        var sawWait = false
+        for _ in 0..<10 where !sawWait {
+            try? FileManager.default.removeItem(atPath: workspace.state())
+            try? FileManager.default.removeItem(atPath: workspace.sharedPath("desk.json"))
+            // Given a first merge filling the store (its journal on disk, records in the file)
+            let merging = try workspace.start(["merge"] + location)
+            defer { merging.kill() }
+            while merging.process.isRunning && !(size(database + "-journal") >= 0 && size(database) > 4 << 20) { usleep(100) }
+            guard merging.process.isRunning else { continue }
+            // When status opens the store meanwhile
+            let status = try workspace.run(["status", "--json"] + location, timeout: 120)
+            let merged = try merging.wait(timeout: 120)
+            #expect(merged.status == 0, "\(merged)")
+            #expect(status.status == 0, "\(status)")
+            guard status.stderr.contains("waiting for another process") else { continue }
+            sawWait = true
+            // Then it said so, waited for the commit, and counted every record
+            guard case .object(let counts)? = try jsonObject(status.stdout)["counts"],
+                case .number(let live)? = counts["live"]
+            else {
+                Issue.record("no counts: \(status)")
+                break
+            }
+            let listed = try jsonArray(try workspace.run(["list", "--json"] + location).stdout)
+            #expect(Int(live) == listed.count && listed.count > 10_000, "\(status)")
+        }
+        #expect(sawWait, "no status ran during the first merge")
     }
 
     @Test("a merge waits while another process holds the state directory's lock, then succeeds")

@@ -119,7 +119,7 @@ struct FillingEmptyStoreTests {
             // When another opener starts while the transaction runs
             Thread {
                 do {
-                    let other = try SyncStore(path: path)
+                    let other = try SyncStore(path: path) { events.withLock { $0.append("waiting") } }
                     let live = try other.reading { try $0.counts().live }
                     events.withLock { $0.append("opened, \(live) records") }
                 } catch {
@@ -127,7 +127,12 @@ struct FillingEmptyStoreTests {
                 }
                 opened.signal()
             }.start()
-            usleep(300_000)
+            // (It says it waits; with no lock in the way it would open at once, and never say so.)
+            var tries = 0
+            while events.withLock({ $0.isEmpty }) && tries < 500 {
+                usleep(10_000)
+                tries += 1
+            }
             try Self.fill(store, count: 1_000)
             events.withLock { $0.append("filled") }
         }
@@ -135,7 +140,89 @@ struct FillingEmptyStoreTests {
         // Then it opened only after the filling, and saw every record
         #expect(journaled)
         opened.wait()
-        #expect(events.withLock { $0 } == ["filled", "opened, 1000 records"])
+        #expect(events.withLock { $0 } == ["waiting", "filled", "opened, 1000 records"])
         #expect(try Self.modes(path).journal == "wal")
+    }
+
+    /// Inserts one record with an id that `fill` does not use.
+    static func insertOne(_ store: SyncStore) throws {
+        try store.transaction { session in
+            let record = ReadOnly.Record(version: Sample.version(Sample.id(900_000)))
+            try session.newRecords(at: Sample.now).insert(record, as: StoredLine(of: record))
+        }
+    }
+
+    @Test("the changes of journal mode are not taken for another process's commits; another connection's commit is")
+    func changeTokenIgnoresOwnModeChanges() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.path("store.sqlite")
+        let store = try SyncStore(path: path)
+        let before = try store.externalChangeToken()
+
+        // When a first merge fills the store in rollback-journal mode, then one fails
+        #expect(try store.fillingEmptyStore { try Self.fill(store, count: 1_000) }.journaled)
+        #expect(try store.externalChangeToken() == before, "syncd would take its own first merge for another's change")
+        let empty = try SyncStore(path: directory.path("empty.sqlite"))
+        let emptyBefore = try empty.externalChangeToken()
+        #expect(throws: (any Error).self) { _ = try empty.fillingEmptyStore { try Self.insertOne(empty); throw CancellationError() } }
+        #expect(try empty.externalChangeToken() == emptyBefore)
+
+        // Then a commit by another connection (as another process's) still changes the token
+        let other = try SyncStore(path: path)
+        try Self.insertOne(other)
+        #expect(try store.externalChangeToken() != before)
+    }
+
+    @Test("a return to WAL mode that fails is said, and the next write transaction makes it")
+    func returnToWALRetried() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.path("store.sqlite")
+        let store = try SyncStore(path: path, busyTimeout: 0.2)
+        // Given a reader in another connection holding the database's shared lock (in
+        // rollback-journal mode) when the store returns to WAL mode
+        let reading = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let finished = DispatchSemaphore(value: 0)
+        store.setBeforeReturnToWAL {
+            Thread {
+                do {
+                    let reader = try DatabaseQueue(path: path)
+                    try reader.read { db in
+                        _ = try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master")
+                        reading.signal()
+                        release.wait()
+                    }
+                } catch {
+                    reading.signal()
+                }
+                finished.signal()
+            }.start()
+            reading.wait()
+        }
+
+        // When a first merge fills the store
+        let before = try store.externalChangeToken()
+        #expect(try store.fillingEmptyStore { try Self.fill(store, count: 1_000) }.journaled)
+
+        // Then the store is whole, still in rollback-journal mode, and says why
+        store.setBeforeReturnToWAL(nil)
+        #expect(store.walModeProblem != nil)
+        #expect(try Self.modes(path).journal == "delete")
+        #expect(try store.reading { try $0.counts().live } == 1_000)
+
+        // And once the reader is gone, the next write transaction returns it to WAL mode
+        release.signal()
+        finished.wait()
+        try Self.insertOne(store)
+        #expect(store.walModeProblem == nil)
+        #expect(try Self.modes(path).journal == "wal")
+        let writerModes = try store.transaction { session in
+            (try String.fetchOne(session.db, sql: "PRAGMA journal_mode"), try Int.fetchOne(session.db, sql: "PRAGMA synchronous"))
+        }
+        #expect(writerModes.0 == "wal" && writerModes.1 == 1)
+        #expect(try store.reading { try $0.counts().live } == 1_001)
+        #expect(try store.externalChangeToken() == before)
     }
 }
