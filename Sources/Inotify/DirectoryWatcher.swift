@@ -14,12 +14,22 @@ import Synchronization
 public final class DirectoryWatcher: Sendable {
     /// What the watched directories report. inotify is a hint: a reader rescans to learn the truth.
     public enum Event: Sendable, Hashable {
-        /// An entry was written and closed, renamed into, or removed from a watched directory.
-        case entryChanged(directory: String, name: String)
+        /// An entry was written to, closed after writing, renamed into or out of, or removed
+        /// from a watched directory.
+        case entryChanged(directory: String, name: String, change: EntryChange)
         /// The kernel's event queue overflowed: events were lost, rescan everything.
         case overflow
         /// A watched directory was deleted, moved or unmounted: its watch is gone.
         case directoryGone(String)
+    }
+
+    /// What happened to an entry: whether its writer may still be at it.
+    public enum EntryChange: Sendable, Hashable {
+        /// Written to in place (`IN_MODIFY`): more writes may follow.
+        case written
+        /// Done: closed after writing (`IN_CLOSE_WRITE`), renamed into the directory
+        /// (`IN_MOVED_TO`, how atomic writers publish a complete file), renamed out or removed.
+        case completed
     }
 
     /// The events, in order; finishes when the watcher stops.
@@ -100,7 +110,7 @@ public final class DirectoryWatcher: Sendable {
             // Whole seconds; 0 blocks until an event (the wake file's write is one).
             guard let pointer = inotifytools_next_event(wakeFile == nil ? 1 : 0) else { continue }
             guard let event = Self.copy(pointer) else { continue }
-            if case .entryChanged(let directory, let name) = event, directory + "/" + name == wakeFile { continue }
+            if case .entryChanged(let directory, let name, _) = event, directory + "/" + name == wakeFile { continue }
             continuation.yield(event)
         }
         inotifytools_cleanup()
@@ -123,7 +133,8 @@ public final class DirectoryWatcher: Sendable {
         // The flexible `name[]` member does not import: read it from the bytes after the struct.
         let name = UnsafeRawPointer(pointer).advanced(by: MemoryLayout<inotify_event>.size)
             .withMemoryRebound(to: CChar.self, capacity: length) { String(cString: $0) }
-        return .entryChanged(directory: path, name: name)
+        return .entryChanged(
+            directory: path, name: name, change: mask & UInt32(IN_MODIFY) != 0 ? .written : .completed)
     }
 }
 

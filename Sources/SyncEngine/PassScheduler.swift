@@ -12,17 +12,23 @@ public struct PassRequest: Sendable, Hashable {
     public init() {}
 }
 
-/// Collects pass requests from watchers and timers, and lets a burst of folder events settle.
+/// Collects pass requests from watchers and timers, and lets files being written in place settle.
 ///
-/// One consumer (the daemon's loop) waits on ``signals``, then waits until no folder event has
-/// arrived for the settle delay, then takes the merged request. Nothing here wakes up while idle.
+/// One consumer (the daemon's loop) waits on ``signals``, then waits until every shared file
+/// being written in place has been quiet for the settle delay, then takes the merged request.
+/// A file that arrives complete (renamed into the folder, as atomic writers and sync engines
+/// publish it, or closed after writing) needs no wait: the change is merged at once. Nothing here
+/// wakes up while idle.
 final class PassScheduler: Sendable {
     private struct State {
         var pending: PassRequest?
-        var lastFolderEvent: ContinuousClock.Instant?
+        /// Shared files written in place and not yet closed: the time of each one's last write.
+        var writing: [String: ContinuousClock.Instant] = [:]
     }
 
     private let state = Mutex(State())
+    /// Cuts a settle wait short when the last file being written in place is done.
+    let settled = Wakeup()
     /// A signal per request; consecutive signals collapse into one.
     let signals: AsyncStream<Void>
     private let continuation: AsyncStream<Void>.Continuation
@@ -36,28 +42,46 @@ final class PassScheduler: Sendable {
         state.withLock { state in
             var request = state.pending ?? PassRequest()
             change(&request)
-            if request.folderChanged { state.lastFolderEvent = .now }
             state.pending = request
         }
         continuation.yield()
     }
 
-    /// How long to wait before the folder has been quiet for `settle`; zero when it has.
-    func remainingSettleTime(_ settle: Duration) -> Duration {
+    /// Asks for a pass because the shared file `name` changed: `complete` when its writer is done
+    /// with it (closed, renamed in or out, removed), not when it was written to and may be again.
+    func fileChanged(_ name: String, complete: Bool, at now: ContinuousClock.Instant = .now) {
+        let lastDone = state.withLock { state -> Bool in
+            var request = state.pending ?? PassRequest()
+            request.folderChanged = true
+            state.pending = request
+            guard complete else {
+                state.writing[name] = now
+                return false
+            }
+            return state.writing.removeValue(forKey: name) != nil && state.writing.isEmpty
+        }
+        continuation.yield()
+        if lastDone { settled.wakeAll() }
+    }
+
+    /// How long to wait until every file being written in place has been quiet for `settle`;
+    /// zero when none is being written.
+    ///
+    /// A file whose writer has been quiet for `settle` counts as written even if it was never
+    /// closed (writers through `mmap`, or ones that keep it open): the pass reads it, and a file
+    /// that is still incomplete then is reported and read again at its next change.
+    func remainingSettleTime(_ settle: Duration, at now: ContinuousClock.Instant = .now) -> Duration {
         state.withLock { state in
-            guard let last = state.lastFolderEvent else { return .zero }
-            let quiet = ContinuousClock.now - last
-            return quiet >= settle ? .zero : settle - quiet
+            state.writing = state.writing.filter { now - $0.value < settle }
+            guard let last = state.writing.values.max() else { return .zero }
+            return settle - (now - last)
         }
     }
 
     /// Takes the pending request, nil when there is none.
     func take() -> PassRequest? {
         state.withLock { state in
-            defer {
-                state.pending = nil
-                state.lastFolderEvent = nil
-            }
+            defer { state.pending = nil }
             return state.pending
         }
     }

@@ -11,11 +11,11 @@ extension SyncService {
         let state = device.settings.stateDirectory
         for await event in events {
             switch event {
-            case .entryChanged(let directory, let name) where directory == folder:
+            case .entryChanged(let directory, let name, let change) where directory == folder:
                 // Temporary files (ours and sync tools') and other names are not snapshots.
                 guard SourceFileName.isConsidered(name) else { continue }
-                scheduler.request { $0.folderChanged = true }
-            case .entryChanged(let directory, let name) where directory == state:
+                scheduler.fileChanged(name, complete: change == .completed)
+            case .entryChanged(let directory, let name, _) where directory == state:
                 guard name.hasPrefix("store.sqlite") else { continue }
                 scheduler.request { $0.storeMayHaveChanged = true }
             case .entryChanged:

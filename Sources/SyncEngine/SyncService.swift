@@ -78,14 +78,19 @@ public final class SyncService: Service, Sendable {
         logger.notice("syncd stopped")
     }
 
-    /// The loop: one pass at a time, after the folder has settled, until graceful shutdown.
+    /// The loop: one pass at a time, once the files being written in place have settled, until
+    /// graceful shutdown.
     private func runPasses() async {
         var isReady = false
         var failures = 0
         for await _ in scheduler.signals.cancelOnGracefulShutdown() {
             let settle = timings.withLock { $0.settle }
-            while case let wait = scheduler.remainingSettleTime(settle), wait > .zero {
-                try? await Task.sleep(for: wait)
+            // Files written in place settle; the wait ends early when the last one is closed.
+            while !Task.isCancelled {
+                let ticket = scheduler.settled.ticket
+                let wait = scheduler.remainingSettleTime(settle)
+                guard wait > .zero else { break }
+                _ = await scheduler.settled.sleep(for: wait, unlessWokenSince: ticket)
             }
             guard let request = scheduler.take() else { continue }
             let failed = await runPass(request)

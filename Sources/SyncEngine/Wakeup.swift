@@ -23,11 +23,16 @@ final class Wakeup: Sendable {
         for sleeper in woken { sleeper.resume() }
     }
 
-    /// Sleeps for `duration`; returns true when woken early by ``wakeAll()`` (or cancelled).
-    func sleep(for duration: Duration) async -> Bool {
+    /// Counts the wake-ups so far: pass it to ``sleep(for:unlessWokenSince:)`` so that a wake-up
+    /// between reading it and sleeping is not missed.
+    var ticket: Int { state.withLock { $0.generation } }
+
+    /// Sleeps for `duration`; returns true when woken early by ``wakeAll()`` (or cancelled),
+    /// at once when woken since `ticket`.
+    func sleep(for duration: Duration, unlessWokenSince ticket: Int? = nil) async -> Bool {
         let (id, generation) = state.withLock { state -> (Int, Int) in
             state.nextSleeper += 1
-            return (state.nextSleeper, state.generation)
+            return (state.nextSleeper, ticket ?? state.generation)
         }
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in

@@ -17,7 +17,8 @@ struct SyncdCommand: AsyncParsableCommand {
         abstract: "Keep this device's records in step with a shared folder, in the foreground.",
         discussion: """
             Watches the shared folder with inotify, merges every device's snapshot into this \
-            device's store when files change (after the folder has been quiet for --settle-ms), \
+            device's store when files change (at once for a file renamed into place, as sync \
+            tools and atomic writers publish; after --settle-ms of quiet for one written in place), \
             rereads everything every --rescan-interval seconds and after an inotify overflow, \
             polls on NFS, SMB and FUSE mounts, and republishes <device>.json when its content \
             changed. It runs under systemd (Type=notify: READY=1, STATUS=, WATCHDOG=1, STOPPING=1) \
@@ -32,7 +33,10 @@ struct SyncdCommand: AsyncParsableCommand {
 
     @Option(
         name: .customLong("settle-ms"),
-        help: "Wait until the folder has been quiet this long before merging (default 200).")
+        help: """
+            Before merging a peer's file written in place, wait until its writer closes it or has \
+            been quiet this long (default 200). Files renamed into the folder are merged at once.
+            """)
     var settleMilliseconds: Int?
 
     @Option(name: .customLong("rescan-interval"), help: "Read every file again this often, in seconds (default 3600).")
