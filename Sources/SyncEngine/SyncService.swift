@@ -85,13 +85,17 @@ public final class SyncService: Service, Sendable {
         var failures = 0
         for await _ in scheduler.signals.cancelOnGracefulShutdown() {
             let settle = timings.withLock { $0.settle }
-            // Files written in place settle; the wait ends early when the last one is closed.
-            while !Task.isCancelled {
-                let ticket = scheduler.settled.ticket
-                let wait = scheduler.remainingSettleTime(settle)
-                guard wait > .zero else { break }
-                _ = await scheduler.settled.sleep(for: wait, unlessWokenSince: ticket)
+            // Files written in place settle; the wait ends early when the last one is closed, and
+            // at once on graceful shutdown (the next start rereads every file: nothing is lost).
+            await cancelWhenGracefulShutdown { [scheduler] in
+                while !Task.isCancelled {
+                    let ticket = scheduler.settled.ticket
+                    let wait = scheduler.remainingSettleTime(settle)
+                    guard wait > .zero else { break }
+                    _ = await scheduler.settled.sleep(for: wait, unlessWokenSince: ticket)
+                }
             }
+            if Task.isShuttingDownGracefully { break }
             guard let request = scheduler.take() else { continue }
             let failed = await runPass(request)
             if !isReady && !Task.isShuttingDownGracefully {

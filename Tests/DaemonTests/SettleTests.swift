@@ -107,4 +107,34 @@ extension DaemonTests {
         #expect(eventually(within: 30) { published("second version", in: sandbox) }, "\(daemon.log)")
         #expect(daemon.stop() == 0, "\(daemon.log)")
     }
+
+    @Test("SIGTERM while a peer's file is being written in place stops syncd at once, not after the settle delay")
+    func terminatedWhileSettling() throws {
+        // Given syncd with a settle delay of two minutes
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        let daemon = try Daemon("desk", in: sandbox, settleMilliseconds: 120_000)
+        defer { daemon.stop() }
+        try daemon.waitUntilReady()
+
+        // And a peer that has written half of its file in place and keeps it open
+        let bytes = Snapshots.file("phone", records: [(Snapshots.id(1), Snapshots.fields("never finished"))])
+        let descriptor = open(sandbox.shared + "/phone.json", O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        try #require(descriptor >= 0)
+        defer { close(descriptor) }
+        #expect(bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, bytes.count / 2) } == bytes.count / 2)
+        usleep(500_000)  // the daemon is waiting for the writer
+
+        // When it gets SIGTERM
+        let termAt = Date()
+        daemon.launched.signal(SIGTERM)
+        let status = daemon.launched.exitStatus(within: 60)
+        let took = Date().timeIntervalSince(termAt)
+
+        // Then it exits 0 within seconds, without reading the half-written file
+        #expect(status == 0, "exit \(String(describing: status)) \(took) s after SIGTERM:\n\(daemon.log)")
+        #expect(took < 10, "\(took) s after SIGTERM:\n\(daemon.log)")
+        #expect(!daemon.log.contains("source not merged"), "\(daemon.log)")
+        #expect(daemon.notify.texts.last == "STOPPING=1", "\(daemon.notify.texts)")
+    }
 }
