@@ -40,14 +40,21 @@ extension ReadOnly.Record: Codable {
 }
 
 extension ReadOnly.Snapshot: Codable {
-    private enum CodingKeys: String, CodingKey { case format, device, generation, writtenAt, records }
+    private enum CodingKeys: String, CodingKey { case format, device, part, generation, writtenAt, records }
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         format = try container.decode(Int64.self, forKey: .format)
-        guard format == Self.currentFormat else {
+        guard (Self.oldestFormat...Self.currentFormat).contains(format) else {
             throw DecodingError.dataCorruptedError(
-                forKey: .format, in: container, debugDescription: "format \(format) is not 1")
+                forKey: .format, in: container, debugDescription: "format \(format) is not 1 or 2")
+        }
+        if format >= 2, let partText = try container.decodeIfPresent(String.self, forKey: .part) {
+            guard let part = PartPrefix(partText) else {
+                throw DecodingError.dataCorruptedError(
+                    forKey: .part, in: container, debugDescription: "part \(partText) is not 1 to 4 upper-case hex digits")
+            }
+            self.part = part
         }
         let deviceText = try container.decode(String.self, forKey: .device)
         guard let device = DeviceID(deviceText) else {
@@ -63,6 +70,7 @@ extension ReadOnly.Snapshot: Codable {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(format, forKey: .format)
         try container.encode(device.rawValue, forKey: .device)
+        if !part.isWhole { try container.encode(part.rawValue, forKey: .part) }
         try container.encode(generation, forKey: .generation)
         try container.encodeIfPresent(writtenAt?.written, forKey: .writtenAt)
         try container.encode(records, forKey: .records)

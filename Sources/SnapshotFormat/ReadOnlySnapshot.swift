@@ -33,11 +33,15 @@ extension ReadOnly {
 
     /// One device's snapshot file.
     public struct Snapshot: Hashable, Sendable {
-        /// The format number this code reads and writes.
-        public static let currentFormat: Int64 = 1
+        /// The format number this code writes, and the newest it reads.
+        public static let currentFormat: Int64 = 2
+        /// The oldest format number this code reads (by that format's rules).
+        public static let oldestFormat: Int64 = 1
 
-        /// The format number; 1.
+        /// The format number.
         public var format: Int64
+        /// The part this file holds; ``PartPrefix/whole`` for a snapshot in one file.
+        public var part: PartPrefix = .whole
         /// The device whose file this is.
         public var device: DeviceID
         /// Grows by at least 1 each time the device rewrites its file.

@@ -5,8 +5,8 @@
 public struct RecordID: Hashable, Comparable, Sendable, CustomStringConvertible {
     // The 128 bits of the UUID: hashing, comparing and storing one is two integers, never a
     // 36-character heap string (a merge handles every id of every file several times).
-    private let high: UInt64
-    private let low: UInt64
+    let high: UInt64
+    let low: UInt64
 
     /// The ID as written: 36 characters, hyphenated, upper-case hexadecimal.
     public var rawValue: String {

@@ -13,7 +13,7 @@ public enum SnapshotFileProblem: Error, Hashable, Sendable, CustomStringConverti
         switch self {
         case .invalidJSON(let error): "not valid JSON (\(error)); skipped until it changes"
         case .newerFormat(let format):
-            "written in snapshot format \(format), newer than the format 1 this version reads; left alone (upgrade SnapshotSync to read it)"
+            "written in snapshot format \(format), newer than the formats 1 and 2 this version reads; left alone (upgrade SnapshotSync to read it)"
         case .invalidTopLevel(let rule): "\(rule); skipped until it changes"
         case .misnamed(let reason): "rejected: \(reason)"
         }

@@ -108,7 +108,7 @@ extension SnapshotReader {
             }), rest
         else { return nil }
         guard let elements else { return nil }
-        return SnapshotIndex(split: SplitSnapshot(top: top, elements: elements), ids: ids, isSorted: isSorted)
+        return SnapshotIndex(split: SplitSnapshot(top: top, trailingSignature: nil, elements: elements), ids: ids, isSorted: isSorted)
     }
 
     /// Finds the elements of the `records` array whose `[` is at `offset`, with their ids; returns

@@ -28,18 +28,19 @@ public enum SnapshotReader {
         guard case .object(let top) = document else {
             throw .invalidTopLevel("the top level must be an object, not \(document.briefDescription)")
         }
-        let header = try readHeader(top, fileName: fileName)
+        let header = try readHeader(top, fileName: fileName, trailingSignature: FileSignature.trailing(bytes))
         guard case .array(let records)? = top["records"].nonNull else {
             let found = top["records"].nonNull.map { $0.briefDescription } ?? "nothing"
             throw .invalidTopLevel("records must be an array, found \(found)")
         }
-        var reading = SnapshotReading(
-            device: header.device, role: header.role, generation: header.generation,
-            writtenAt: nil, versions: [], problems: [], warnings: [], recordCount: records.count)
+        var reading = header.reading(recordCount: records.count)
         readWrittenAt(top, into: &reading)
         reading.versions.reserveCapacity(records.count)
         for (index, element) in records.enumerated() {
+            let start = reading.versions.count
             readRecord(element, at: index, into: &reading)
+            checkInPart(
+                &reading.versions, from: start, part: header.part, recordIndex: index, problems: &reading.problems)
         }
         return reading
     }
@@ -126,21 +127,52 @@ public enum SnapshotReader {
         var device: DeviceID
         var role: SourceRole
         var generation: Int64
+        var format: Int64
+        var part: PartPrefix
+        var key: PublicKey?
+        var signature: FileSignature?
+
+        /// A reading with this header and no record read yet.
+        func reading(recordCount: Int) -> SnapshotReading {
+            var reading = SnapshotReading(
+                device: device, role: role, generation: generation, writtenAt: nil, versions: [], problems: [],
+                warnings: [], recordCount: recordCount)
+            reading.format = format
+            reading.part = part
+            reading.key = key
+            reading.signature = signature
+            return reading
+        }
     }
 
-    private static func readHeader(_ top: JSONObject, fileName: String) throws(SnapshotFileProblem) -> Header {
+    /// Reads the top level's rules: format, device and name (with the part, format 2), generation,
+    /// and in format 2 the key and the signature's place (`trailingSignature`: the signature
+    /// member the file's bytes end with, if they end with one written exactly as the contract says).
+    private static func readHeader(_ top: JSONObject, fileName: String, trailingSignature: FileSignature?)
+        throws(SnapshotFileProblem) -> Header
+    {
         guard let formatValue = top["format"].nonNull else { throw .invalidTopLevel("format is missing") }
         guard let format = formatValue.exactInteger else {
             throw .invalidTopLevel("format must be an integer, not \(formatValue.briefDescription)")
         }
         if format > ReadOnly.Snapshot.currentFormat { throw .newerFormat(format) }
-        guard format == ReadOnly.Snapshot.currentFormat else {
-            throw .invalidTopLevel("format \(format) is not a snapshot format (this version reads 1)")
+        guard format >= ReadOnly.Snapshot.oldestFormat else {
+            throw .invalidTopLevel("format \(format) is not a snapshot format (this version reads 1 and 2)")
+        }
+        // Format 1 knows no part, key or signature: there they are unknown keys, ignored.
+        let isFormat2 = format >= 2
+        var part = PartPrefix.whole
+        if isFormat2, let partValue = top["part"].nonNull {
+            guard case .string(let text) = partValue, let prefix = PartPrefix(text) else {
+                throw .invalidTopLevel(
+                    "part must be 1 to 4 upper-case hex digits (0-9 A-F), not \(partValue.briefDescription)")
+            }
+            part = prefix
         }
         guard case .string(let deviceText)? = top["device"].nonNull else {
             throw .invalidTopLevel("device is missing or not a string")
         }
-        let role = SourceFileName.classify(name: fileName, deviceInside: deviceText)
+        let role = SourceFileName.classify(name: fileName, deviceInside: deviceText, part: part)
         switch role {
         case .own, .copy: break
         case .rejected(let reason): throw .misnamed(reason)
@@ -155,7 +187,39 @@ public enum SnapshotReader {
         guard let generation = generationValue.exactInteger, generation >= 1 else {
             throw .invalidTopLevel("generation must be an integer >= 1, not \(generationValue.briefDescription)")
         }
-        return Header(device: device, role: role, generation: generation)
+        var header = Header(device: device, role: role, generation: generation, format: format, part: part)
+        guard isFormat2 else { return header }
+        if let keyValue = top["key"].nonNull {
+            guard case .string(let text) = keyValue, let key = PublicKey(text: text) else {
+                throw .invalidTopLevel(
+                    "key must be \"ed25519:\" and the base64 of 32 bytes, not \(keyValue.briefDescription)")
+            }
+            header.key = key
+        }
+        if top["signature"] != nil {
+            guard let signature = trailingSignature else {
+                throw .invalidTopLevel(
+                    "signature must be the file's last member, written exactly as ,\"signature\":\"ed25519:<base64 of 64 bytes>\"} (then at most one line feed)"
+                )
+            }
+            guard header.key != nil else { throw .invalidTopLevel("the file is signed but names no key") }
+            header.signature = signature
+        }
+        return header
+    }
+
+    /// Rejects, on their own, the versions of a part's record whose id is not in the part.
+    private static func checkInPart(
+        _ versions: inout [ReadOnly.Version], from start: Int, part: PartPrefix, recordIndex: Int,
+        problems: inout [RecordProblem]
+    ) {
+        guard !part.isWhole, start < versions.count, !part.contains(versions[start].id) else { return }
+        let id = versions[start].id
+        versions.removeSubrange(start...)
+        problems.append(
+            RecordProblem(
+                recordIndex: recordIndex, recordID: id.rawValue,
+                rule: "record \(id) is not in part \(part.rawValue): a part holds only ids starting with \(part.rawValue)"))
     }
 
     private static func readRecord(_ element: JSONValue, at index: Int, into reading: inout SnapshotReading) {
@@ -227,6 +291,8 @@ public enum SnapshotReader {
 public struct SplitSnapshot: Sendable {
     /// The top-level members other than `records`.
     let top: JSONObject
+    /// The signature member the file ends with, when it ends with one written as the contract says.
+    let trailingSignature: FileSignature?
     /// Where each element of `records` is in the file's bytes.
     public let elements: [Range<Int>]
 }
@@ -293,7 +359,7 @@ extension SnapshotReader {
         }
         parser.skipWhitespace()
         guard parser.position == input.count, let elements else { return nil }
-        return SplitSnapshot(top: top, elements: elements)
+        return SplitSnapshot(top: top, trailingSignature: FileSignature.trailing(input), elements: elements)
     }
 
     /// The element ranges of the `records` array at `position`; nil when they cannot be found.
@@ -358,11 +424,14 @@ extension SnapshotReader {
         reading.versions.reserveCapacity(elements.count)
         for (index, element) in elements.enumerated() {
             guard let element else { continue }
+            let start = reading.versions.count
             reading.versions += element.versions
             for var problem in element.problems {
                 problem.recordIndex = index
                 reading.problems.append(problem)
             }
+            checkInPart(
+                &reading.versions, from: start, part: reading.part, recordIndex: index, problems: &reading.problems)
         }
         return reading
     }
@@ -372,10 +441,8 @@ extension SnapshotReader {
     public static func topLevel(of split: SplitSnapshot, fileName: String) throws(SnapshotFileProblem)
         -> SnapshotReading
     {
-        let header = try readHeader(split.top, fileName: fileName)
-        var reading = SnapshotReading(
-            device: header.device, role: header.role, generation: header.generation, writtenAt: nil,
-            versions: [], problems: [], warnings: [], recordCount: split.elements.count)
+        let header = try readHeader(split.top, fileName: fileName, trailingSignature: split.trailingSignature)
+        var reading = header.reading(recordCount: split.elements.count)
         readWrittenAt(split.top, into: &reading)
         return reading
     }

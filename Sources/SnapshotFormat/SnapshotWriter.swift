@@ -4,19 +4,31 @@
 /// A file is a header, the records and a footer, so a writer can stream records out of the
 /// store without holding the whole file's tree in memory.
 public enum SnapshotWriter {
-    /// The bytes before the first record: `{"format":1,"device":…,"generation":…,"writtenAt":…,"records":[`.
+    /// The bytes before the first record:
+    /// `{"format":2,"device":…,"part":…,"generation":…,"writtenAt":…,"key":…,"records":[`
+    /// (`part` for a part only, `key` for a signed file only).
     ///
     /// Written member by member: `records` must come last so records can stream after it, which
     /// RFC 8785's order (where `writtenAt` sorts after `records`) would not give.
-    public static func header(device: DeviceID, generation: Int64, writtenAt: Timestamp) -> [UInt8] {
+    public static func header(
+        device: DeviceID, part: PartPrefix = .whole, generation: Int64, writtenAt: Timestamp, key: PublicKey? = nil
+    ) -> [UInt8] {
         var bytes = Array(#"{"format":"#.utf8)
         JSONValue.number(Double(ReadOnly.Snapshot.currentFormat)).writeCanonical(into: &bytes)
         bytes += Array(#","device":"#.utf8)
         JSONValue.string(device.rawValue).writeCanonical(into: &bytes)
+        if !part.isWhole {
+            bytes += Array(#","part":"#.utf8)
+            JSONValue.string(part.rawValue).writeCanonical(into: &bytes)
+        }
         bytes += Array(#","generation":"#.utf8)
         JSONValue.number(Double(generation)).writeCanonical(into: &bytes)
         bytes += Array(#","writtenAt":"#.utf8)
         JSONValue.string(writtenAt.written).writeCanonical(into: &bytes)
+        if let key {
+            bytes += Array(#","key":"#.utf8)
+            JSONValue.string(key.text).writeCanonical(into: &bytes)
+        }
         bytes += Array(#","records":["#.utf8)
         return bytes
     }
@@ -51,7 +63,7 @@ public enum SnapshotWriter {
     /// A whole snapshot file.
     public static func bytes(of snapshot: ReadOnly.Snapshot) -> [UInt8] {
         var bytes = header(
-            device: snapshot.device, generation: snapshot.generation,
+            device: snapshot.device, part: snapshot.part, generation: snapshot.generation,
             writtenAt: snapshot.writtenAt ?? Timestamp(milliseconds: 0))
         for (index, record) in snapshot.records.enumerated() {
             appendRecord(record, isFirst: index == 0, into: &bytes)

@@ -13,17 +13,26 @@ public enum SourceFileName {
         return !bytes.starts(with: ".".utf8) && bytes.reversed().starts(with: fileExtension.utf8.reversed())
     }
 
-    /// Classify a considered name against the `device` found inside the file.
-    public static func classify(name: String, deviceInside: String) -> SourceRole {
+    /// Classify a considered name against the `device` and `part` found inside the file.
+    ///
+    /// A part's file is `<device>.<part>.json` or a copy of it; the whole snapshot's is
+    /// `<device>.json` or a copy of it. A name that reads two ways (`laptop.37.json`: part `37`
+    /// of `laptop`, or device `laptop.37`) is decided by what the file says inside.
+    public static func classify(name: String, deviceInside: String, part: PartPrefix = .whole) -> SourceRole {
         guard isConsidered(name) else { return .skipped }
         guard let device = DeviceID(deviceInside) else {
             let problem = DeviceID.validationProblem(deviceInside) ?? "is not valid"
             return .rejected(reason: "'\(deviceInside)' is not a valid device ID: \(problem)")
         }
         let nameBytes = Array(name.utf8)
-        if nameBytes.elementsEqual(ownFileName(for: device).utf8) { return .own }
-        if isCopyName(nameBytes, of: device) { return .copy }
-        return .rejected(reason: mismatchReason(name: name, device: device))
+        if nameBytes.elementsEqual(part.fileName(for: device).utf8) { return .own }
+        if isCopyName(nameBytes, of: stem(device, part)) { return .copy }
+        return .rejected(reason: mismatchReason(name: name, device: device, part: part))
+    }
+
+    /// What a file's name starts with: `<device>`, or `<device>.<part>` for a part.
+    private static func stem(_ device: DeviceID, _ part: PartPrefix) -> String {
+        part.isWhole ? device.rawValue : device.rawValue + "." + part.rawValue
     }
 
     /// "<device>.json"
@@ -32,16 +41,16 @@ public enum SourceFileName {
     }
 
     /// Whether `name` is the device's own file name or that of a sync tool's copy of it.
-    public static func isSource(name: String, of device: DeviceID) -> Bool {
-        switch classify(name: name, deviceInside: device.rawValue) {
+    public static func isSource(name: String, of device: DeviceID, part: PartPrefix = .whole) -> Bool {
+        switch classify(name: name, deviceInside: device.rawValue, part: part) {
         case .own, .copy: return true
         case .rejected, .skipped: return false
         }
     }
 
-    /// The device, then a separator, then anything ending in ".json".
-    private static func isCopyName(_ name: [UInt8], of device: DeviceID) -> Bool {
-        let deviceBytes = Array(device.rawValue.utf8)
+    /// The stem (a device, or a device and a part), then a separator, then anything ending in ".json".
+    private static func isCopyName(_ name: [UInt8], of stem: String) -> Bool {
+        let deviceBytes = Array(stem.utf8)
         guard name.starts(with: deviceBytes) else { return false }
         let afterDevice = name[deviceBytes.count...]
         return copySeparators.contains { separator in
@@ -53,13 +62,15 @@ public enum SourceFileName {
         }
     }
 
-    private static func mismatchReason(name: String, device: DeviceID) -> String {
+    private static func mismatchReason(name: String, device: DeviceID, part: PartPrefix) -> String {
+        let expected = part.fileName(for: device)
+        let inside = part.isWhole ? "'\(device)' (its whole snapshot, no part)" : "part \(part.rawValue) of '\(device)'"
         let stem = String(decoding: name.utf8.dropLast(fileExtension.utf8.count), as: UTF8.self)
-        if let named = DeviceID(stem) {
+        if part.isWhole, let named = DeviceID(stem) {
             return "the file is named for device '\(named)' but says it is from '\(device)'"
         }
-        return "the name '\(name)' is neither '\(ownFileName(for: device))' nor a sync-tool copy of it,"
-            + " but the file says it is from '\(device)'"
+        return "the name '\(name)' is neither '\(expected)' nor a sync-tool copy of it,"
+            + " but the file says it is \(inside)"
     }
 }
 

@@ -176,6 +176,8 @@ final class StreamedFirstMerge: Sendable {
         // This device's own name is read the usual way: what it holds is compared with what
         // this device published.
         guard topLevel.device != device else { return declined("holds this device's records") }
+        // Parts are small and read whole (their records are checked against their prefix).
+        guard topLevel.part.isWhole else { return declined("a part of a snapshot") }
         // A file written by SnapshotSync is in id order already; any other is sorted here (pairs
         // rather than indexes into the ids: the comparisons then read memory in order).
         var sortedIDs = index.ids

@@ -47,6 +47,6 @@ struct SnapshotWriterTests {
         let header = SnapshotWriter.header(device: Self.device, generation: 7, writtenAt: Timestamp(milliseconds: 0))
         #expect(
             String(decoding: header, as: UTF8.self)
-                == #"{"format":1,"device":"laptop","generation":7,"writtenAt":"1970-01-01T00:00:00.000Z","records":["#)
+                == #"{"format":2,"device":"laptop","generation":7,"writtenAt":"1970-01-01T00:00:00.000Z","records":["#)
     }
 }

@@ -72,9 +72,9 @@ struct MergeVectorTests {
         }
     }
 
-    @Test("There are 28 merge cases and 2 random cases")
+    @Test("There are 32 merge cases and 2 random cases")
     func caseCounts() {
-        #expect(MergeCase.all(in: "merge").count == 28)
+        #expect(MergeCase.all(in: "merge").count == 32)
         #expect(MergeCase.all(in: "random").count == 2)
     }
 

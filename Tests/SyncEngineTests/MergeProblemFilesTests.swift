@@ -27,7 +27,7 @@ struct MergeProblemFilesTests {
         watch[marker] = 0xC3
         watch[marker + 1] = 0x28
         try sandbox.write("watch.json", watch)
-        try sandbox.write("future.json", Wire.snapshotText("future", generation: 1, format: 2, records: [#"{"id": "0000AAAA-0000-4000-8000-000000000014", "type": "Note"}"#]))
+        try sandbox.write("future.json", Wire.snapshotText("future", generation: 1, format: 3, records: [#"{"id": "0000AAAA-0000-4000-8000-000000000014", "type": "Note"}"#]))
         try sandbox.write("dup.json", #"{"format": 1, "device": "dup", "generation": 1, "generation": 2, "records": [{"id": "0000AAAA-0000-4000-8000-000000000015", "type": "Note"}]}"#)
         // A symbolic link to a valid snapshot outside, a FIFO, a directory, and a file over the limit.
         let outsideFile = sandbox.outside + "/x.json"
@@ -67,7 +67,7 @@ struct MergeProblemFilesTests {
         expectOutcome("phone.json", .rejected, mentions: ["phone", "laptop"])
         expectOutcome("tv.json", .skipped, mentions: ["not valid JSON", "end of input"])
         expectOutcome("watch.json", .skipped, mentions: ["UTF-8"])
-        expectOutcome("future.json", .skipped, mentions: ["format 2"])
+        expectOutcome("future.json", .skipped, mentions: ["format 3"])
         expectOutcome("dup.json", .skipped, mentions: ["duplicate key", "generation"])
         expectOutcome("x.json", .ignored, mentions: ["symbolic link"])
         expectOutcome("f.json", .ignored, mentions: ["FIFO"])

@@ -171,7 +171,7 @@ struct StreamedFirstMergeTests {
                         "peer\(device).json", Wire.snapshot("peer\(device)", generation: 1, versions: [Wire.version(device, by: "peer\(device)")]))
                 }
             case .newerFormat:
-                try sandbox.write("laptop.json", Wire.snapshotText("laptop", generation: 1, format: 2, records: []))
+                try sandbox.write("laptop.json", Wire.snapshotText("laptop", generation: 1, format: 3, records: []))
             }
         }
         #expect(!streamed)
