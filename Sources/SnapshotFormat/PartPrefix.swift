@@ -16,8 +16,10 @@ public struct PartPrefix: Hashable, Comparable, Sendable, CustomStringConvertibl
     /// The empty prefix: every id, the snapshot in one file.
     public static let whole = PartPrefix(value: 0, digits: 0)
 
-    private init(value: UInt16, digits: Int) {
-        self.value = value
+    /// The prefix of `digits` digits whose value is `value` (its low `4 × digits` bits).
+    public init(value: UInt16, digits: Int) {
+        precondition((0...Self.maximumDigits).contains(digits), "a prefix has 0 to 4 digits")
+        self.value = digits == 0 ? 0 : value & UInt16(truncatingIfNeeded: (1 << (4 * digits)) - 1)
         self.digits = digits
     }
 

@@ -48,9 +48,13 @@ public struct MergeReport: Codable, Hashable, Sendable {
     public var newConflicts = 0
     /// Records in conflict after the pass.
     public var conflicts = 0
-    /// The generation published, nil when this device's file was already up to date.
+    /// The generation of the files published, nil when this device's parts were all up to date.
     public var publishedGeneration: Int64?
-    /// The path of this device's file.
+    /// The files of this device's snapshot written by this pass (the parts whose content changed).
+    public var publishedFiles: [String] = []
+    /// This device's own files removed because its parts no longer use them (after a split or a join).
+    public var removedFiles: [String] = []
+    /// The path of this device's whole-snapshot file (its parts are named after it).
     public var ownFile = ""
     /// How long the pass took, phase by phase.
     public var timings = PassTimings()
@@ -72,13 +76,11 @@ public struct MergeReport: Codable, Hashable, Sendable {
 public struct PassTimings: Codable, Hashable, Sendable {
     /// Listing the folder, reading and parsing the changed files.
     public var read = 0
-    /// The transaction: merging into the store, saving, and preparing this device's file.
+    /// The transaction: reading the parts of each group, merging into the store, saving, and
+    /// writing this device's changed parts to temporary files.
     public var merge = 0
-    /// Writing this device's file (temporary file, fsync, rename), 0 when not published.
+    /// Putting this device's files in place (renames, fsync), 0 when nothing was published.
     public var publish = 0
-    /// Whether this pass was a first merge of large files merged by record id through small
-    /// windows (``SyncSettings/streamedFirstMergeThreshold``) rather than read whole.
-    public var streamed = false
     /// Whether this pass filled an empty store in SQLite's rollback-journal mode, each page
     /// written once (``SyncStore/fillingEmptyStore(_:)``), rather than through the WAL.
     public var journaled = false

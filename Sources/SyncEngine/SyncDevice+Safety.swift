@@ -1,22 +1,15 @@
 import SnapshotFormat
 import SnapshotMerge
+import SyncStore
 
 extension SyncDevice {
-    /// Warnings for versions dated more than the margin in this device's future, one per device.
-    ///
-    /// They still merge (the contract's last-writer-wins), but a wrong clock is found instead of
-    /// silently winning.
-    func futureVersionWarnings(_ versions: [ReadOnly.Version], now: Timestamp) -> [String] {
-        var dates = FutureDates(now: now, margin: settings.safety.clockSkewMargin)
-        for version in versions { dates.add(version) }
-        return dates.warnings()
-    }
-
     /// Why a source must be held back, nil when it may merge: it would turn more than the set
     /// share of the live records into tombstones at once (and at least the set minimum).
-    func massDeletionHold(_ reading: SnapshotReading, name: String, into collection: inout SourceCollection) throws
-        -> String?
-    {
+    ///
+    /// - Parameter liveRecords: the store's live records before the pass, read when first needed.
+    func massDeletionHold(
+        _ reading: SnapshotReading, name: String, session: StoreSession, liveRecords: inout Int?
+    ) throws -> String? {
         let safety = settings.safety
         guard safety.massDeletionShare < 1 else { return nil }
         var tombstonesByID: [RecordID: [ReadOnly.Version]] = [:]
@@ -24,18 +17,15 @@ extension SyncDevice {
             tombstonesByID[version.id, default: []].append(version)
         }
         guard tombstonesByID.count >= safety.massDeletionMinimum else { return nil }
-        if collection.liveRecords == nil { collection.liveRecords = try store.reading { try $0.counts().live } }
-        let live = collection.liveRecords ?? 0
+        if liveRecords == nil { liveRecords = try session.counts().live }
+        let live = liveRecords ?? 0
         // Only live records can be deleted: fewer than the minimum (a first merge) can hold nothing back.
         guard live >= safety.massDeletionMinimum else { return nil }
         let versionsByID = Dictionary(grouping: reading.versions.filter { tombstonesByID[$0.id] != nil }, by: \.id)
-        let deletions = try store.reading { session -> Int in
-            var count = 0
-            for (id, versions) in versionsByID {
-                guard let held = try session.record(id), !held.version.deleted else { continue }
-                if RecordMerge.merge(held: held, incoming: versions)?.version.deleted == true { count += 1 }
-            }
-            return count
+        var deletions = 0
+        for (id, versions) in versionsByID {
+            guard let held = try session.record(id), !held.version.deleted else { continue }
+            if RecordMerge.merge(held: held, incoming: versions)?.version.deleted == true { deletions += 1 }
         }
         guard deletions >= safety.massDeletionMinimum, Double(deletions) > safety.massDeletionShare * Double(live)
         else {

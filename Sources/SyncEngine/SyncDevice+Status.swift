@@ -20,8 +20,11 @@ public struct StatusReport: Codable, Hashable, Sendable {
     public var stateDirectory: String
     public var store: String
     public var counts: RecordCounts
+    /// The newest generation among this device's published files.
     public var publishedGeneration: Int64?
     public var lastPublished: String?
+    /// How many files (parts) this device's snapshot is published in.
+    public var parts: Int
     public var sources: [Source]
     public var warnings: [String]
 }
@@ -31,7 +34,12 @@ extension SyncDevice {
     public func status() throws -> StatusReport {
         try store.reading { session in
             let sources = try session.sources()
-            let latest = try session.latestCompletedPublication()
+            let parts = try session.ownParts()
+            let published = parts.filter(\.isPublished).max { $0.generation < $1.generation }
+            let partName = { (part: OwnPart) in (PartPrefix(part.prefix) ?? .whole).fileName(for: self.device) }
+            let latest = try published.flatMap {
+                try session.writtenFile(part: PartPrefix($0.prefix) ?? .whole, generation: $0.generation)
+            }
             var warnings: [String] = []
             for source in sources where source.present {
                 if let warning = source.lastWarning { warnings.append("\(source.name): \(warning)") }
@@ -40,18 +48,20 @@ extension SyncDevice {
                 }
             }
             if let other = sources.first(where: {
-                $0.present && $0.role == "own" && $0.device == device.rawValue && $0.name != ownFileName
+                $0.present && $0.role == "own" && $0.device == device.rawValue && ownPart(named: $0.name) == nil
             }) {
                 warnings.append("\(other.name) claims to be this device's own file")
             }
-            if !sources.contains(where: { $0.name == ownFileName && $0.present }) {
-                warnings.append(
-                    "this device's file \(ownFileName) is not in the shared folder; run syncctl merge to publish it")
+            let present = Set(sources.filter(\.present).map(\.name))
+            let missing = parts.map(partName).filter { !present.contains($0) }
+            if parts.isEmpty || !missing.isEmpty {
+                let names = parts.isEmpty ? ownFileName : missing.joined(separator: ", ")
+                warnings.append("this device's file(s) \(names) are not in the shared folder; run syncctl merge to publish them")
             }
             return StatusReport(
                 device: device.rawValue, sharedFolder: folder.path, stateDirectory: settings.stateDirectory,
-                store: storePath, counts: try session.counts(), publishedGeneration: latest?.generation,
-                lastPublished: latest.map { Timestamp(milliseconds: $0.writtenAt).written },
+                store: storePath, counts: try session.counts(), publishedGeneration: published?.generation,
+                lastPublished: latest.map { Timestamp(milliseconds: $0.writtenAt).written }, parts: parts.count,
                 sources: sources.map {
                     StatusReport.Source(
                         name: $0.name, device: $0.device, role: $0.role, generation: $0.generation,

@@ -29,7 +29,7 @@ extension SyncDevice {
             var report = TidyReport(merge: merge)
             guard
                 !merge.sources.contains(where: {
-                    $0.name == ownFileName && ($0.status == .skipped || $0.status == .rejected)
+                    ownPart(named: $0.name) != nil && ($0.status == .skipped || $0.status == .rejected)
                 })
             else {
                 return report
@@ -69,8 +69,9 @@ extension SyncDevice {
             return "it has records this device rejected; kept for a person to look at"
         }
         return try store.reading { session -> String? in
-            guard try session.latestCompletedPublication()?.isPublished == true else {
-                return "this device has not published its file yet"
+            let parts = try session.ownParts()
+            guard !parts.isEmpty, parts.allSatisfy(\.isPublished) else {
+                return "this device has not published its snapshot yet"
             }
             for version in reading.versions {
                 let held = try session.record(version.id)

@@ -126,21 +126,16 @@ public final class SyncService: Service, Sendable {
     ///   nil when there was nothing to do.
     private func runPass(_ request: PassRequest) async -> Bool? {
         let device = device
-        var checkStore = request.storeMayHaveChanged
-        if checkStore {
+        if request.storeMayHaveChanged {
             let token = try? device.store.externalChangeToken()
-            checkStore = passes.withLock { $0.storeToken == nil || $0.storeToken != token }
+            let changed = passes.withLock { $0.storeToken == nil || $0.storeToken != token }
             passes.withLock { $0.storeToken = token }
             // Only the store changed, and only by this process: nothing to do.
-            if !checkStore && !request.folderChanged && !request.rereadAll { return nil }
+            if !changed && !request.folderChanged && !request.rereadAll { return nil }
         }
-        let checkPublication = checkStore
         let outcome: Result<MergeReport, any Error> = await withCheckedContinuation { done in
             DispatchQueue.global(qos: .utility).async {
-                done.resume(
-                    returning: Result {
-                        try device.merge(rereadAll: request.rereadAll, checkPublication: checkPublication)
-                    })
+                done.resume(returning: Result { try device.merge(rereadAll: request.rereadAll) })
             }
         }
         passes.withLock { statistics in

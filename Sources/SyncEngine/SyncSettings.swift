@@ -22,10 +22,8 @@ public struct SyncSettings: Sendable, Hashable {
     public var safety = SafetySettings()
     /// Schema files (JSON, docs/schemas.md) that incoming versions of declared types must fit.
     public var schemaFiles: [String] = []
-    /// A first merge (a store with no record yet) of files larger than this in all merges them by
-    /// record id through small windows, never holding a whole file (``StreamedFirstMerge``);
-    /// smaller ones are read whole, which is faster while they fit in memory easily.
-    public var streamedFirstMergeThreshold: Int64 = 256 << 20
+    /// When this device splits its snapshot into parts, and joins them (docs/parts.md).
+    public var partPolicy = PartPolicy.standard
 
     /// The default largest snapshot file read: 1 GiB (about 2.5 million records).
     public static let defaultMaxFileSize: Int64 = 1 << 30
@@ -94,8 +92,12 @@ public struct SyncSettings: Sendable, Hashable {
             reader.int(forKey: "clockSkewMarginSeconds").map { Int64($0) * 1000 } ?? defaults.clockSkewMargin
         settings.safety.massDeletionShare = reader.double(forKey: "massDeletionShare") ?? defaults.massDeletionShare
         settings.safety.massDeletionMinimum = reader.int(forKey: "massDeletionMinimum") ?? defaults.massDeletionMinimum
-        settings.streamedFirstMergeThreshold =
-            reader.int(forKey: "streamedFirstMergeMegabytes").map { Int64($0) << 20 } ?? settings.streamedFirstMergeThreshold
+        let split = reader.int(forKey: "partSplitKilobytes").map { $0 << 10 } ?? PartPolicy.standard.splitBytes
+        let join = reader.int(forKey: "partJoinKilobytes").map { $0 << 10 } ?? min(PartPolicy.standard.joinBytes, split / 2)
+        guard split >= 16 << 10, join >= 0, join * 2 <= split else {
+            throw SettingsError.invalidPartSizes(splitKilobytes: split >> 10, joinKilobytes: join >> 10)
+        }
+        settings.partPolicy = PartPolicy(splitBytes: split, joinBytes: join)
         settings.schemaFiles =
             commandLine.schemaFiles.isEmpty ? (reader.stringArray(forKey: "schemas") ?? []) : commandLine.schemaFiles
         return settings
@@ -161,6 +163,7 @@ public enum SettingsError: Error, Hashable, Sendable, CustomStringConvertible {
     case invalidDevice(String, problem: String)
     case unreadableConfiguration(path: String, reason: String)
     case unreadableSchema(path: String, reason: String)
+    case invalidPartSizes(splitKilobytes: Int, joinKilobytes: Int)
 
     public var description: String {
         switch self {
@@ -174,6 +177,8 @@ public enum SettingsError: Error, Hashable, Sendable, CustomStringConvertible {
             "cannot read the configuration file \(path): \(reason)"
         case .unreadableSchema(let path, let reason):
             "cannot use the schema file \(path): \(reason); fix it (docs/schemas.md) or leave it out of --schema and \"schemas\""
+        case .invalidPartSizes(let split, let join):
+            "partSplitKilobytes \(split) and partJoinKilobytes \(join) do not work together: parts split above at least 16 KiB, and join below at most half of that (defaults: 2048 and 256)"
         }
     }
 }

@@ -201,6 +201,20 @@ enum SystemCalls {
         }
     }
 
+    /// Creates the file `path` (it must not exist), writes `bytes` and syncs them to disk
+    /// (`fdatasync(2)`): the first half of publishing a file atomically.
+    static func writeNewFile(_ path: String, _ bytes: [UInt8]) throws(SystemCallError) {
+        let descriptor = try createExclusively(path)
+        defer { close(descriptor) }
+        do throws(SystemCallError) {
+            try writeAll(descriptor, bytes, path: path)
+            guard fdatasync(descriptor) == 0 else { throw SystemCallError(call: "fdatasync", subject: path, errno: errno) }
+        } catch {
+            try? remove(path)
+            throw error
+        }
+    }
+
     /// Starts writing back to disk the `count` bytes (0: to the end) from `offset` already
     /// written, without waiting (`sync_file_range(2)`, `SYNC_FILE_RANGE_WRITE`). Advisory: when it
     /// fails, the fsync that ends the write only has more to do.

@@ -10,6 +10,13 @@ private let SQLITE_TRANSIENT = unsafeBitCast(-1, to: sqlite3_destructor_type.sel
 /// The store seen from inside one transaction or read: methods named for what they mean.
 public struct StoreSession {
     let db: Database
+    /// The record prefixes this transaction changed (nil in a read).
+    let changes: ChangedPrefixes?
+
+    init(db: Database, changes: ChangedPrefixes? = nil) {
+        self.db = db
+        self.changes = changes
+    }
 
     // MARK: Identity
 
@@ -97,6 +104,7 @@ public struct StoreSession {
     {
         // Bound through SQLite's C API: the line goes from its array to SQLite in one copy, the
         // id from the stack.
+        changes?.insert(record.id)
         let raw = statement.sqliteStatement
         sqlite3_reset(raw)
         sqlite3_clear_bindings(raw)
@@ -216,7 +224,7 @@ public struct StoreSession {
 
     /// Steps `statement` and calls `body` with SQLite's statement at each row: reading columns
     /// straight from SQLite copies each line once instead of through `Row` and `Data`.
-    private func withRawRows(_ statement: Statement, _ body: (SQLiteStatement) throws -> Void) throws {
+    func withRawRows(_ statement: Statement, _ body: (SQLiteStatement) throws -> Void) throws {
         let sqliteStatement = statement.sqliteStatement
         sqlite3_reset(sqliteStatement)
         defer { sqlite3_reset(sqliteStatement) }
@@ -233,7 +241,7 @@ public struct StoreSession {
         }
     }
 
-    private static func blob(_ statement: SQLiteStatement, _ column: Int32) -> [UInt8]? {
+    static func blob(_ statement: SQLiteStatement, _ column: Int32) -> [UInt8]? {
         guard sqlite3_column_type(statement, column) != SQLITE_NULL else { return nil }
         let count = Int(sqlite3_column_bytes(statement, column))
         guard count > 0, let base = sqlite3_column_blob(statement, column) else { return [] }
@@ -268,86 +276,6 @@ public struct StoreSession {
     /// How many records have conflicts that need a person.
     public func recordsInConflict() throws -> Int {
         try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM record WHERE conflicts > 0 AND unresolvedConflicts > 0") ?? 0
-    }
-
-    // MARK: Sources
-
-    /// What is known of the file at `name` in the shared folder.
-    public func source(named name: String) throws -> StoredSource? {
-        try StoredSource.fetchOne(db, key: name)
-    }
-
-    /// Every file ever read from the shared folder, by name.
-    public func sources() throws -> [StoredSource] {
-        try StoredSource.order(Column("name")).fetchAll(db)
-    }
-
-    /// Saves what is known of a source file.
-    public func save(_ source: StoredSource) throws {
-        try source.upsert(db)
-    }
-
-    /// Marks every source not in `names` as absent from the folder (it is never forgotten).
-    public func markAbsent(except names: Set<String>) throws {
-        for source in try sources() where source.present && !names.contains(source.name) {
-            // Only rows that change are written: an idle pass writes nothing.
-            var absent = source
-            absent.present = false
-            try absent.update(db)
-        }
-    }
-
-    /// The digests of the records the file at `name` held when it last merged cleanly (16 bytes
-    /// each), nil when none are kept.
-    public func recordDigests(of name: String) throws -> [UInt8]? {
-        let statement = try db.cachedStatement(sql: "SELECT digests FROM sourceRecords WHERE name = ?")
-        statement.setUncheckedArguments([name])
-        var digests: [UInt8]?
-        try withRawRows(statement) { digests = Self.blob($0, 0) }
-        return digests
-    }
-
-    /// Keeps the digests of the records the file at `name` holds, all merged into the store.
-    public func saveRecordDigests(_ digests: [UInt8], of name: String) throws {
-        try db.execute(
-            sql: "INSERT OR REPLACE INTO sourceRecords (name, digests) VALUES (?, ?)", arguments: [name, Data(digests)])
-    }
-
-    // MARK: Publications
-
-    /// The most recent file this device wrote or was about to write.
-    public func latestPublication() throws -> StoredPublication? {
-        try StoredPublication.order(Column("generation").desc).fetchOne(db)
-    }
-
-    /// The most recent file known to be in place.
-    public func latestCompletedPublication() throws -> StoredPublication? {
-        try StoredPublication.filter(Column("isPublished") == true).order(Column("generation").desc).fetchOne(db)
-    }
-
-    /// The file this device wrote with `generation`, if any.
-    public func publication(generation: Int64) throws -> StoredPublication? {
-        try StoredPublication.fetchOne(db, key: generation)
-    }
-
-    /// Whether this device has ever written a file.
-    public func hasPublished() throws -> Bool {
-        try StoredPublication.fetchCount(db) > 0
-    }
-
-    /// Records a file about to be written (before the rename, so a crash cannot hide it).
-    public func recordIntent(_ publication: StoredPublication) throws {
-        try publication.upsert(db)
-    }
-
-    /// Records that the file of `generation` is in place.
-    public func markPublished(generation: Int64) throws {
-        try db.execute(sql: "UPDATE publication SET isPublished = 1 WHERE generation = ?", arguments: [generation])
-    }
-
-    /// Forgets a file that could not be written.
-    public func forgetIntent(generation: Int64) throws {
-        _ = try StoredPublication.deleteOne(db, key: generation)
     }
 }
 

@@ -53,34 +53,3 @@ public struct StoredSource: Codable, Hashable, Sendable, FetchableRecord, Persis
             && modifiedNanos == other.modifiedNanos && changedNanos == other.changedNanos
     }
 }
-
-/// A snapshot file this device wrote or was about to write: the `publication` table.
-public struct StoredPublication: Codable, Hashable, Sendable, FetchableRecord, PersistableRecord {
-    public static let databaseTableName = "publication"
-
-    /// The generation written in the file.
-    public var generation: Int64
-    /// SHA-256 (hex) of the `records` content, to tell whether content changed.
-    public var contentDigest: String
-    /// SHA-256 (hex) of the whole file's bytes, to recognize the file as this device's.
-    public var fileDigest: String
-    /// When it was written (ms since the epoch).
-    public var writtenAt: Int64
-    /// Whether the rename into place is known to have completed.
-    public var isPublished: Bool
-    /// Whether another writer under this device's ID published this file (migration v4).
-    public var isAdopted: Bool
-
-    /// A publication row.
-    public init(
-        generation: Int64, contentDigest: String, fileDigest: String, writtenAt: Int64, isPublished: Bool,
-        isAdopted: Bool = false
-    ) {
-        self.generation = generation
-        self.contentDigest = contentDigest
-        self.fileDigest = fileDigest
-        self.writtenAt = writtenAt
-        self.isPublished = isPublished
-        self.isAdopted = isAdopted
-    }
-}

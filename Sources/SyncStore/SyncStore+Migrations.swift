@@ -159,6 +159,51 @@ extension SyncStore {
             // for `list --type` alone, which reads the records anyway: it scans instead.
             try db.drop(index: "index_record_on_type")
         }
+        migrator.registerMigration("v8: format 2 parts") { db in
+            // This device's snapshot as it publishes it now: one row per part (prefix '' is the
+            // whole snapshot in one file, <device>.json), the leaves of a tree of hex digits.
+            try db.execute(
+                sql: """
+                    CREATE TABLE ownPart (
+                        prefix TEXT NOT NULL PRIMARY KEY, generation INTEGER NOT NULL, contentDigest TEXT NOT NULL,
+                        bytes INTEGER NOT NULL, records INTEGER NOT NULL, isPublished BOOLEAN NOT NULL
+                    ) WITHOUT ROWID;
+                    CREATE TABLE writtenFile (
+                        part TEXT NOT NULL, generation INTEGER NOT NULL, fileDigest TEXT NOT NULL,
+                        writtenAt INTEGER NOT NULL, isAdopted BOOLEAN NOT NULL, isLegacyDigest BOOLEAN NOT NULL,
+                        PRIMARY KEY (part, generation)
+                    ) WITHOUT ROWID;
+                    CREATE TABLE changedPrefix (prefix TEXT NOT NULL PRIMARY KEY) WITHOUT ROWID;
+                    """)
+            // Every file written before: <device>.json, recognized by the digest format 1 kept.
+            try db.execute(
+                sql: """
+                    INSERT INTO writtenFile (part, generation, fileDigest, writtenAt, isAdopted, isLegacyDigest)
+                    SELECT '', generation, fileDigest, writtenAt, isAdopted, 1 FROM publication
+                    """)
+            // The layout a format 1 store had: its one file, as last written. Its size is not
+            // known (-1): the next time it is written, it is split into parts if it is large.
+            try db.execute(
+                sql: """
+                    INSERT INTO ownPart (prefix, generation, contentDigest, bytes, records, isPublished)
+                    SELECT '', generation, contentDigest, -1, (SELECT COUNT(*) FROM record), isPublished
+                    FROM publication ORDER BY generation DESC LIMIT 1
+                    """)
+            try db.drop(table: "publication")
+            // Parts are small: a changed part is read whole, and a record the store holds line for
+            // line is skipped by comparing digests with the stored lines'; no digests of files are kept.
+            try db.drop(table: "sourceRecords")
+            // This code marks the prefixes it changes itself. Another program changing the store
+            // (an app, sqlite3) leaves a line without its digest (v6's trigger sees to that when it
+            // changes one), found through this small index; a record it deletes (this code never
+            // deletes one) marks its prefix here.
+            try db.execute(
+                sql: """
+                    CREATE INDEX record_without_digest ON record(id) WHERE lineDigest IS NULL;
+                    CREATE TRIGGER record_deleted AFTER DELETE ON record
+                    BEGIN INSERT OR IGNORE INTO changedPrefix (prefix) VALUES (substr(OLD.id, 1, 4)); END;
+                    """)
+        }
         return migrator
     }
 }

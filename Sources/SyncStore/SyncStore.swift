@@ -9,6 +9,9 @@ import Synchronization
 /// in the shared folder.
 public final class SyncStore: Sendable {
     private let writer: any DatabaseWriter
+    /// Whether transactions keep the prefixes they change (false for a store written as an
+    /// earlier release did, before the `changedPrefix` table).
+    private let keepsChangedPrefixes: Bool
     /// The database file; nil for a store in memory.
     private let path: String?
     /// What a first merge in rollback-journal mode left behind (see ``fillingEmptyStore(_:)``).
@@ -53,6 +56,7 @@ public final class SyncStore: Sendable {
         let opening = try OpeningLock(databasePath: path, waiting: waiting)
         writer = try DatabasePool(path: path, configuration: configuration)
         self.path = path
+        keepsChangedPrefixes = true
         try Self.migrator.migrate(writer)
         _ = consume opening
     }
@@ -63,6 +67,7 @@ public final class SyncStore: Sendable {
         let opening = try OpeningLock(databasePath: path)
         writer = try DatabasePool(path: path)
         self.path = path
+        keepsChangedPrefixes = false
         try Self.migrator.migrate(writer, upTo: lastMigration)
         _ = consume opening
     }
@@ -71,6 +76,7 @@ public final class SyncStore: Sendable {
     public init() throws {
         writer = try DatabaseQueue()
         path = nil
+        keepsChangedPrefixes = true
         try Self.migrator.migrate(writer)
     }
 
@@ -88,7 +94,13 @@ public final class SyncStore: Sendable {
                 _ = consume opening
             }
         }
-        return try writer.write { db in try work(StoreSession(db: db)) }
+        let keeps = keepsChangedPrefixes
+        return try writer.write { db in
+            let session = StoreSession(db: db, changes: keeps ? ChangedPrefixes() : nil)
+            let result = try work(session)
+            try session.keepUnpublishedChanges()
+            return result
+        }
     }
 
     /// Why the store is still in rollback-journal mode after a first merge (see

@@ -63,7 +63,8 @@ func printMergeSummary(_ report: MergeReport, device: SyncDevice) {
     print(
         "Sources: \(count(.merged)) read, \(count(.unchanged)) unchanged, \(count(.skipped)) skipped, "
             + "\(count(.rejected)) rejected, \(count(.ignored) + report.ignoredNames.count) ignored")
-    for source in report.sources {
+    // Unchanged files are only counted: a folder of parts holds hundreds of them.
+    for source in report.sources where source.status != .unchanged || source.reason != nil {
         var line = "  " + padded(source.status.rawValue, 10) + padded(source.name, 32)
         if let device = source.device { line += " " + device }
         if let role = source.role, role == "copy" { line += " (copy)" }
@@ -87,14 +88,18 @@ func printMergeSummary(_ report: MergeReport, device: SyncDevice) {
     if report.newConflicts > 0 { records += " (\(report.newConflicts) new)" }
     print(records + (report.conflicts > 0 ? ": see syncctl conflicts" : ""))
     if let generation = report.publishedGeneration {
-        print("Published \(report.ownFile) (generation \(generation))")
+        let files = report.publishedFiles
+        let shown = files.count == 1 ? files[0] : "\(files.count) parts (\(files.prefix(3).joined(separator: ", "))\(files.count > 3 ? ", …" : ""))"
+        print("Published \(shown) of this device's snapshot (generation \(generation))")
     } else {
-        print("\(report.ownFile) is up to date: not rewritten")
+        print("This device's snapshot is up to date: not rewritten")
+    }
+    if !report.removedFiles.isEmpty {
+        print("Removed \(report.removedFiles.joined(separator: ", ")): this device's parts no longer use them")
     }
     let timings = report.timings
     print(
         "Took \(timings.read + timings.merge + timings.publish) ms: read \(timings.read), merge \(timings.merge), publish \(timings.publish)"
-            + (timings.streamed ? " (a first merge of large files, merged by record id through small windows)" : "")
     )
     for warning in report.warnings {
         print("Warning: \(warning)")

@@ -1,5 +1,6 @@
 import Foundation
 import SnapshotFormat
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -33,12 +34,11 @@ extension DaemonTests {
         // And no temporary file is left in the folder
         let names = try FileManager.default.contentsOfDirectory(atPath: sandbox.shared)
         #expect(names.filter { $0.hasPrefix(".") && $0.hasSuffix(".tmp") }.isEmpty, "\(names)")
-        // And its own file, if published, is a complete valid snapshot of every record
-        if let bytes = sandbox.read("desk.json") {
-            let reading = try SnapshotReader.read(bytes: bytes, fileName: "desk.json")
+        // And its own files, if published, are a complete valid snapshot of every record
+        if let published = try PublishedSnapshot.read(folder: sandbox.shared, device: "desk") {
             #expect(
-                reading.problems.isEmpty && reading.recordCount == 20_000,
-                "\(reading.problems.prefix(3)) \(reading.recordCount)")
+                published.problems.isEmpty && published.recordCount == 20_000,
+                "\(published.problems.prefix(3)) \(published.recordCount) in \(published.files)")
         }
         // And the store opens, and a merge on the same state succeeds and holds every record
         let merge = try sandbox.syncctl(["merge"] + sandbox.location("desk"), timeout: 180)
@@ -48,8 +48,10 @@ extension DaemonTests {
         let listed = try Snapshots.records(
             try sandbox.syncctl(["list", "--deleted", "--json"] + sandbox.location("desk")))
         #expect(listed.count == 20_000)
-        let reading = try SnapshotReader.read(bytes: try #require(sandbox.read("desk.json")), fileName: "desk.json")
-        #expect(reading.problems.isEmpty && reading.recordCount == 20_000)
+        let published = try #require(try PublishedSnapshot.read(folder: sandbox.shared, device: "desk"))
+        #expect(published.problems.isEmpty && published.recordCount == 20_000)
+        // A snapshot of 20,000 records is published in parts.
+        #expect(published.parts.count == 16, "\(published.files)")
     }
 
     @Test(

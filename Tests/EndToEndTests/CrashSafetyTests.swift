@@ -1,6 +1,7 @@
 import Foundation
 import SnapshotFormat
 import SnapshotMerge
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -125,7 +126,10 @@ struct CrashSafetyTests {
         var rolledBack = false
         for _ in 0..<20 where !rolledBack {
             try? FileManager.default.removeItem(atPath: workspace.state())
-            try? FileManager.default.removeItem(atPath: workspace.sharedPath("desk.json"))
+            for name in try FileManager.default.contentsOfDirectory(atPath: workspace.shared)
+            where PublishedSnapshot.isOwnName(name, of: "desk") {
+                try? FileManager.default.removeItem(atPath: workspace.sharedPath(name))
+            }
             let started = try workspace.start(["merge"] + location)
             while started.process.isRunning && !(size(journal) >= 0 && size(database) > 4 << 20) { usleep(100) }
             started.kill()  // SIGKILL by PID, then reaped
@@ -154,8 +158,8 @@ struct CrashSafetyTests {
         let held = try jsonArray(try workspace.run(["list", "--json", "--deleted"] + location).stdout)
         #expect(held.count == 20_000)
         #expect(held == expected)
-        let published = try Files.published(try workspace.read("desk.json"), name: "desk.json")
-        #expect(published.reading.problems.isEmpty)
+        let published = try Files.published(in: workspace.shared, device: "desk")
+        #expect(published.problems.isEmpty)
         #expect(published.records == held)
     }
 

@@ -168,6 +168,18 @@ enum Files {
     }
 
     /// The records of a published file, as JSON values, and its reading.
+    /// A device's whole published snapshot: its one file or all its parts, records in id order.
+    static func published(in folder: String, device: String) throws -> (problems: [RecordProblem], records: [JSONValue]) {
+        guard let snapshot = try PublishedSnapshot.read(folder: folder, device: device) else {
+            throw HarnessError("\(device) published nothing in \(folder)")
+        }
+        var records: [JSONValue] = []
+        for name in snapshot.files {
+            records += try published([UInt8](Data(contentsOf: URL(fileURLWithPath: folder + "/" + name))), name: name).records
+        }
+        return (snapshot.problems, records)
+    }
+
     static func published(_ bytes: [UInt8], name: String) throws -> (reading: SnapshotReading, records: [JSONValue]) {
         let reading = try SnapshotReader.read(bytes: bytes, fileName: name)
         guard case .object(let top) = try StrictJSON.parse(bytes), case .array(let records)? = top["records"] else {

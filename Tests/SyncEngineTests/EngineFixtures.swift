@@ -37,12 +37,12 @@ struct Sandbox {
     /// Opens a device on `shared` with the state directory `state`.
     func device(
         _ id: String? = "desk", state: String? = nil, maxFileSize: Int64 = SyncSettings.defaultMaxFileSize,
-        streamedFirstMergeThreshold: Int64? = nil, schemaFiles: [String] = []
+        partPolicy: PartPolicy = .standard, schemaFiles: [String] = []
     ) throws -> SyncDevice {
         var settings = SyncSettings(
             sharedFolder: shared, stateDirectory: state ?? self.state(), device: id.map { DeviceID($0)! },
             maxFileSize: maxFileSize)
-        if let streamedFirstMergeThreshold { settings.streamedFirstMergeThreshold = streamedFirstMergeThreshold }
+        settings.partPolicy = partPolicy
         settings.schemaFiles = schemaFiles
         let clock = self.clock
         return try SyncDevice(settings: settings, logger: quietLogger, clock: { clock.now })

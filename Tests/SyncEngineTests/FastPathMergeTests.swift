@@ -29,16 +29,16 @@ struct FastPathMergeTests {
         #expect(cold.conflicts > 0)
         var seen = try inputs.flatMap { try SnapshotReader.readPlain(bytes: $0.1, fileName: $0.0).versions }
         #expect(try Self.recordsPart(of: sandbox.read("desk.json")) == Self.plainBody(seen))
-        // The intent was recorded from the lines handed to the inserts: it must describe what the
-        // store holds (the digests of its rows, in id order) as well as the file.
-        let (recorded, stored) = try desk.store.reading { session -> (String?, String) in
+        // The part recorded describes what the store holds (the digests of its rows, in id order)
+        // as well as the file.
+        let (recorded, stored) = try desk.store.reading { session -> ([String], String) in
             var digest = ContentDigest()
-            try session.forEachLineDigest { digest.add($0) }
-            return (try session.latestCompletedPublication()?.contentDigest, digest.finalize())
+            try session.forEachLineDigest(in: .whole) { digest.add(lineDigest: $0) }
+            return (try session.ownParts().map(\.contentDigest), digest.finalize())
         }
-        #expect(recorded == stored)
-        // The file written beside the inserts is the one the store describes: nothing to publish
-        // again, and no temporary file left.
+        #expect(recorded == [stored])
+        #expect(PublishedLayout.recordsDigest(of: try sandbox.read("desk.json")) == stored)
+        // Nothing to publish again, and no temporary file left.
         #expect(try desk.merge().publishedGeneration == nil)
         #expect(try Self.temporaryFiles(in: sandbox.shared).isEmpty)
         // Read again, desk.json is recognized as the file the intent describes (its digest was
@@ -104,41 +104,9 @@ struct FastPathMergeTests {
         #expect(again.added == 0 && again.changed == 0)
     }
 
-    @Test("the first element holding each digest is found by the whole digest, not by its first half")
-    func firstHolders() {
-        var holders = FirstHolders(capacity: 5)
-        let digest = RecordDigests.Digest(high: 42, low: 1)
-        let twin = RecordDigests.Digest(high: 42, low: 2)
-        #expect(holders.holder(of: digest, orInsert: 0, 3) == nil)
-        #expect(holders.holder(of: twin, orInsert: 1, 4) == nil)
-        #expect(holders.holder(of: digest, orInsert: 2, 5).map { [$0.file, $0.element] } == [0, 3])
-        #expect(holders.holder(of: twin, orInsert: 2, 6).map { [$0.file, $0.element] } == [1, 4])
-        // Filled to its capacity, with digests that all land on the same slots.
-        for extra in 0..<3 {
-            #expect(holders.holder(of: .init(high: 42 + 16 * UInt64(extra), low: 9), orInsert: 3, extra) == nil)
-        }
-        #expect(holders.holder(of: .init(high: 58, low: 9), orInsert: 4, 0).map { [$0.file, $0.element] } == [3, 1])
-    }
-
     /// Temporary files of an interrupted or abandoned publication left in `folder`.
     static func temporaryFiles(in folder: String) throws -> [String] {
         try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasPrefix(".") && $0.hasSuffix(".tmp") }
-    }
-
-    @Test("a file's unchanged records are found where they were, also after records were inserted or removed before them")
-    func knownDigests() {
-        let known = (0..<1000).map { RecordDigests.Digest(high: UInt64($0), low: 7) }
-        // Ten new records at the front, one removed in the middle, one changed near the end.
-        var now = (0..<10).map { RecordDigests.Digest(high: UInt64(5000 + $0), low: 7) } + known
-        now.remove(at: 510)
-        now[900] = RecordDigests.Digest(high: 9999, low: 9)
-        var finder = KnownDigestFinder(known)
-        let found = now.enumerated().filter { finder.holds($0.element, near: $0.offset) }.count
-        #expect(found == 1000 - 1 - 1)
-        // Reordered wholesale: not found (and so only read again), never wrongly found.
-        var reversed = KnownDigestFinder(known)
-        let unknown = (0..<50).map { RecordDigests.Digest(high: UInt64(7000 + $0), low: 1) }
-        #expect(unknown.enumerated().allSatisfy { !reversed.holds($0.element, near: $0.offset) })
     }
 
     /// The plain merge of `versions`: grouped by id, merged, each record's tree serialized.

@@ -16,7 +16,7 @@ struct MigrationTests {
                 "v1: versions, records, sources, publications", "v2: source warnings apart from problems",
                 "v3: each record's published line", "v4: publications adopted from another writer",
                 "v5: one row per record, digests of each source's records", "v6: each record's line digest",
-                "v7: no index on record type",
+                "v7: no index on record type", "v8: format 2 parts",
             ])
     }
 
@@ -48,14 +48,15 @@ struct MigrationTests {
         let store = try SyncStore(path: path)
 
         // Then it is migrated and every row is there, unchanged
-        #expect(try store.appliedMigrations().count == 7)
+        #expect(try store.appliedMigrations().count == 8)
         try store.reading { session in
             #expect(try session.owner() == DeviceID("laptop"))
             #expect(try session.record(record.id) == record)
             let source = try #require(try session.source(named: "phone.json"))
             #expect(source.generation == 7 && source.inode == 2 && source.lastProblem == "1 record(s) rejected")
             #expect(source.lastWarning == nil)
-            #expect(try session.latestCompletedPublication()?.generation == 3)
+            #expect(try session.writtenFile(part: .whole, generation: 3)?.isLegacyDigest == true)
+            #expect(try session.ownParts().map(\.generation) == [3])
             #expect(try session.counts().inConflict == 1)
         }
     }
@@ -86,7 +87,7 @@ struct MigrationTests {
         }
     }
 
-    @Test("v4 keeps every publication a v3 database holds, none of them adopted")
+    @Test("v4 keeps every publication a v3 database holds, none of them adopted (as files written since v8)")
     func v3ToV4() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
@@ -99,9 +100,10 @@ struct MigrationTests {
             }
         }
         let store = try SyncStore(path: path)
-        let publication = try store.reading { try $0.publication(generation: 7) }
-        #expect(publication == StoredPublication(generation: 7, contentDigest: "c", fileDigest: "f", writtenAt: 9, isPublished: true))
-        #expect(publication?.isAdopted == false)
+        let written = try store.reading { try $0.writtenFile(part: .whole, generation: 7) }
+        #expect(
+            written
+                == WrittenFile(part: "", generation: 7, fileDigest: "f", writtenAt: 9, isAdopted: false, isLegacyDigest: true))
     }
 
     @Test("v5 keeps every record a v4 database holds, as its line alone, and drops the version rows")

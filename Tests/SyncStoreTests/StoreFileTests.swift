@@ -27,9 +27,8 @@ enum V1Rows {
         return [own, gone, Sample.source("zzz.json", inode: 13)]
     }()
 
-    static let publications = [
-        StoredPublication(generation: 3, contentDigest: "c3", fileDigest: "f3", writtenAt: 30, isPublished: true),
-        StoredPublication(generation: 4, contentDigest: "c4", fileDigest: "f4", writtenAt: 40, isPublished: false),
+    static let publications: [(generation: Int64, contentDigest: String, fileDigest: String, writtenAt: Int64, isPublished: Bool)] = [
+        (3, "c3", "f3", 30, true), (4, "c4", "f4", 40, false),
     ]
 
     /// Writes the rows in v1's columns into a database created with v1's migrations only.
@@ -91,9 +90,14 @@ enum V1Rows {
             #expect(try session.records() == records.sorted { $0.id < $1.id })
             #expect(try session.counts().asArray == [2, 1, 2, 0])
             #expect(try session.sources() == sources.sorted { $0.name < $1.name })
-            #expect(try session.publication(generation: 3) == publications[0])
-            #expect(try session.publication(generation: 4) == publications[1])
-            #expect(try session.latestCompletedPublication()?.generation == 3)
+            // Since v8: the files written, and the layout of a format 1 store (its whole file, as last written).
+            #expect(
+                try session.writtenFile(part: .whole, generation: 3)
+                    == WrittenFile(part: "", generation: 3, fileDigest: "f3", writtenAt: 30, isLegacyDigest: true))
+            #expect(try session.writtenFile(part: .whole, generation: 4)?.fileDigest == "f4")
+            #expect(
+                try session.ownParts()
+                    == [OwnPart(prefix: "", generation: 4, contentDigest: "c4", bytes: -1, records: 3, isPublished: false)])
         }
     }
 }

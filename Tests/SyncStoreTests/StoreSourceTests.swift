@@ -58,37 +58,52 @@ struct StoreSourceTests {
         #expect(rows.map(\.present) == [false, true, false])
     }
 
-    @Test("Publications: intents, completion, the latest of each, and forgetting an intent")
-    func publications() throws {
+    @Test("Files written: recorded, found by part and generation, the highest of all, forgotten by generation")
+    func filesWritten() throws {
         let store = try SyncStore()
-        #expect(try store.reading { try $0.hasPublished() } == false)
-        #expect(try store.reading { try $0.latestPublication() } == nil)
-        func publication(_ generation: Int64) -> StoredPublication {
-            StoredPublication(
-                generation: generation, contentDigest: "content\(generation)", fileDigest: "file\(generation)",
-                writtenAt: Sample.now.milliseconds + generation, isPublished: false)
-        }
-        // Given generation 1 published and 2 only intended
+        #expect(try store.reading { try $0.hasWritten() } == false)
+        #expect(try store.reading { try $0.highestWrittenGeneration() } == 0)
+        // Given the whole file at 1, and parts 3 and 4 at 2
         try store.transaction { session in
-            try session.recordIntent(publication(1))
-            try session.markPublished(generation: 1)
-            try session.recordIntent(publication(2))
+            try session.recordWritten(WrittenFile(part: "", generation: 1, fileDigest: "a", writtenAt: 1))
+            try session.recordWritten(WrittenFile(part: "3", generation: 2, fileDigest: "b", writtenAt: 2))
+            try session.recordWritten(WrittenFile(part: "4", generation: 2, fileDigest: "c", writtenAt: 2))
         }
-        var published = publication(1)
-        published.isPublished = true
-        #expect(try store.reading { try $0.hasPublished() })
-        #expect(try store.reading { try $0.latestPublication() } == publication(2))
-        #expect(try store.reading { try $0.latestCompletedPublication() } == published)
-        #expect(try store.reading { try $0.publication(generation: 1) } == published)
-        #expect(try store.reading { try $0.publication(generation: 3) } == nil)
-        // When the intent of 2 is forgotten
-        try store.transaction { try $0.forgetIntent(generation: 2) }
-        #expect(try store.reading { try $0.latestPublication() } == published)
-        // And 10 is published later
+        #expect(try store.reading { try $0.hasWritten() })
+        #expect(try store.reading { try $0.highestWrittenGeneration() } == 2)
+        #expect(try store.reading { try $0.writtenFile(part: PartPrefix("3")!, generation: 2) }?.fileDigest == "b")
+        #expect(try store.reading { try $0.writtenFile(part: PartPrefix("3")!, generation: 1) } == nil)
+        // When generation 2 could not be put in place
+        try store.transaction { try $0.forgetWritten(generation: 2) }
+        #expect(try store.reading { try $0.highestWrittenGeneration() } == 1)
+    }
+
+    @Test("Own parts: replaced, marked published by generation; changed prefixes kept until their part is written")
+    func ownParts() throws {
+        let store = try SyncStore()
+        let row = { (prefix: String, generation: Int64) in
+            OwnPart(prefix: prefix, generation: generation, contentDigest: "d", bytes: 10, records: 1, isPublished: false)
+        }
+        try store.transaction { try $0.replaceOwnParts(removing: [], saving: [row("", 1)]) }
         try store.transaction { session in
-            try session.recordIntent(publication(10))
-            try session.markPublished(generation: 10)
+            try session.replaceOwnParts(removing: [""], saving: [row("3", 2), row("4", 2)])
+            try session.markPartsPublished(generation: 2)
         }
-        #expect(try store.reading { try $0.latestCompletedPublication() }?.generation == 10)
+        #expect(try store.reading { try $0.ownParts() }.map(\.prefix) == ["3", "4"])
+        #expect(try store.reading { try $0.ownParts() }.allSatisfy(\.isPublished))
+        // Given two records saved in one transaction
+        let first = ReadOnly.Record(version: Sample.version(RecordID("3F2504E0-4F89-41D3-9A0C-0305E82C3301")!))
+        let second = ReadOnly.Record(version: Sample.version(RecordID("4F2504E0-4F89-41D3-9A0C-0305E82C3301")!))
+        try store.transaction { session in
+            try session.save(first, at: Sample.now)
+            try session.save(second, at: Sample.now)
+            // Then both prefixes count as changed inside it, and the one written is forgotten
+            #expect(try session.changedPrefixes() == [PartPrefix("3F25")!.value, PartPrefix("4F25")!.value])
+            try session.clearChangedPrefixes(within: PartPrefix("3")!)
+        }
+        // And the other stays, for the next publication
+        #expect(try store.reading { try $0.changedPrefixes() } == [PartPrefix("4F25")!.value])
+        try store.transaction { try $0.clearChangedPrefixes(within: .whole) }
+        #expect(try store.reading { try $0.changedPrefixes() }.isEmpty)
     }
 }

@@ -1,0 +1,321 @@
+import Crypto
+import SnapshotFormat
+import SyncStore
+
+/// This device's files to put in place once the transaction that recorded them commits.
+struct Publication {
+    /// The generation every file of this publication carries.
+    var generation: Int64
+    /// The files written and fsynced under temporary names, in prefix order.
+    var files: [WrittenPart]
+    /// This device's own files the new layout no longer uses: removed once the new files are in place.
+    var obsolete: [String]
+    /// Why the files could not be written (a full disk): nothing is published, the merge is
+    /// kept, and the parts are written by the next pass.
+    var failure: SystemCallError?
+}
+
+/// One part's file, written to its temporary name.
+struct WrittenPart {
+    var part: PartPrefix
+    var temporaryPath: String
+    var name: String
+    var row: OwnPart
+    var fileDigest: String
+}
+
+extension SyncDevice {
+    /// Inside the transaction: decides which of this device's parts to write (the leaves whose
+    /// records changed, whose file is missing or not the one last written, split or joined as
+    /// ``PartPolicy`` says), writes them to temporary files (fsynced), and records the new layout
+    /// and the files written, before any is renamed into place: a crash then leaves an intent
+    /// that the next pass finishes.
+    ///
+    /// - Returns: nil when every part is current (nothing to write and nothing to remove).
+    func planPublication(_ session: StoreSession, findings: FolderFindings, now: Timestamp) throws -> Publication? {
+        var layout: [PartPrefix: OwnPart?] = [:]
+        for row in try session.ownParts() {
+            guard let prefix = row.prefix.isEmpty ? PartPrefix.whole : PartPrefix(row.prefix) else { continue }
+            layout[prefix] = row
+        }
+        if layout.isEmpty { layout[.whole] = .some(nil) }
+        let changed = try session.changedPrefixes()
+        let files = Dictionary(findings.rows.map { ($0.name, $0) }, uniquingKeysWith: { _, last in last })
+        let dirty = layout.keys.sorted().filter { leaf in
+            !isCurrent(leaf, layout[leaf] ?? nil, files)
+                || changed.contains { PartPrefix(value: $0, digits: PartPrefix.maximumDigits).isWithin(leaf) }
+        }
+        if dirty.isEmpty {
+            let obsolete = try obsoleteOwnFiles(session, findings: findings, layout: Set(layout.keys))
+            let generation = try session.highestWrittenGeneration()
+            return obsolete.isEmpty ? nil : Publication(generation: generation, files: [], obsolete: obsolete)
+        }
+        let generation =
+            max(try session.highestWrittenGeneration(), try session.highestGeneration(seenFrom: device.rawValue)) + 1
+        var writer = PartWriter(
+            device: self, session: session, generation: generation, now: now, layout: layout, files: files,
+            ownReads: findings.ownReads)
+        defer { writer.discardUnkept() }
+        do {
+            try writer.write(dirty)
+            try writer.join()
+        } catch let error as SystemCallError {
+            // The merge commits; the layout and the changes stay as they were, for the next pass.
+            return Publication(generation: generation, files: [], obsolete: [], failure: error)
+        }
+        let written = writer.finish()
+        for part in written.kept {
+            try session.clearChangedPrefixes(within: part.prefix.isEmpty ? .whole : PartPrefix(part.prefix) ?? .whole)
+        }
+        for file in written.files {
+            try session.recordWritten(
+                WrittenFile(
+                    part: file.part.rawValue, generation: generation, fileDigest: file.fileDigest,
+                    writtenAt: now.milliseconds))
+            try session.clearChangedPrefixes(within: file.part)
+        }
+        for adopted in written.adopted { try session.recordWritten(adopted) }
+        try session.replaceOwnParts(
+            removing: written.replaced.map(\.rawValue), saving: written.kept + written.files.map(\.row))
+        let obsolete = try obsoleteOwnFiles(session, findings: findings, layout: written.layout)
+        guard !written.files.isEmpty || !obsolete.isEmpty else { return nil }
+        return Publication(generation: generation, files: written.files, obsolete: obsolete)
+    }
+
+    /// Whether a leaf's file in the folder is the one last written for it, read cleanly.
+    func isCurrent(_ leaf: PartPrefix, _ row: OwnPart?, _ files: [String: StoredSource]) -> Bool {
+        guard let row, row.isPublished, let file = files[leaf.fileName(for: device)] else { return false }
+        return file.present && file.lastProblem == nil && file.generation == row.generation
+    }
+
+    /// The temporary name of a part's file while it is written: a dot file (readers skip it),
+    /// starting with `.<device>.json.` like every temporary file of this device.
+    func temporaryName(for part: PartPrefix) -> String {
+        ".\(ownFileName).\(SystemCalls.processID).\(part.isWhole ? "whole" : part.rawValue).tmp"
+    }
+
+    /// This device's own files in the folder that `layout` does not use, and that this device
+    /// wrote (read cleanly, its generation one this device wrote for that part): safe to remove,
+    /// as everything in them is in the store. Files of others under this name stay, reported.
+    private func obsoleteOwnFiles(_ session: StoreSession, findings: FolderFindings, layout: Set<PartPrefix>) throws
+        -> [String]
+    {
+        var obsolete: [String] = []
+        for row in findings.rows where row.present && row.device == device.rawValue && row.role == "own" {
+            guard let part = ownPart(named: row.name), !layout.contains(part), row.lastProblem == nil,
+                let generation = row.generation,
+                let written = try session.writtenFile(part: part, generation: generation), !written.isAdopted
+            else { continue }
+            obsolete.append(row.name)
+        }
+        return obsolete
+    }
+
+    /// The part whose own file has `name`: `<device>.json` or `<device>.<prefix>.json`.
+    func ownPart(named name: String) -> PartPrefix? {
+        if name == ownFileName { return .whole }
+        let head = device.rawValue + "."
+        guard name.hasPrefix(head), name.hasSuffix(".json") else { return nil }
+        return PartPrefix(String(name.dropFirst(head.count).dropLast(".json".count)))
+    }
+}
+
+/// Writes the parts of one publication: splits a part that is too large, joins siblings that
+/// are small together, keeps a part whose content its file already holds.
+private struct PartWriter {
+    let device: SyncDevice
+    let session: StoreSession
+    let generation: Int64
+    let now: Timestamp
+    /// The layout before, with each leaf's row (nil for a leaf never written).
+    let before: [PartPrefix: OwnPart?]
+    let files: [String: StoredSource]
+    let ownReads: [PartPrefix: OwnFileRead]
+    var policy: PartPolicy { device.settings.partPolicy }
+
+    /// The leaves as they are now.
+    private var leaves: Set<PartPrefix>
+    /// Leaves written to temporary files, by prefix.
+    private var written: [PartPrefix: WrittenPart] = [:]
+    /// Leaves whose file already holds their content, with their row.
+    private var kept: [PartPrefix: OwnPart] = [:]
+    /// Files another writer published with this device's content, adopted.
+    private var adopted: [WrittenFile] = []
+    /// Prefixes of the layout before that the new one no longer has.
+    private var replaced: Set<PartPrefix> = []
+    /// Sizes of prefixes from the store, for parts too large to read at once.
+    private var sizes: [PartPrefix: Int] = [:]
+
+    init(
+        device: SyncDevice, session: StoreSession, generation: Int64, now: Timestamp, layout: [PartPrefix: OwnPart?],
+        files: [String: StoredSource], ownReads: [PartPrefix: OwnFileRead]
+    ) {
+        self.device = device
+        self.session = session
+        self.generation = generation
+        self.now = now
+        before = layout
+        self.files = files
+        self.ownReads = ownReads
+        leaves = Set(layout.keys)
+    }
+
+    /// Writes each part of `parts`, or its children when it is too large.
+    mutating func write(_ parts: [PartPrefix]) throws {
+        var queue = parts.sorted().reversed() as [PartPrefix]
+        while let part = queue.popLast() {
+            // A part of unknown or large size is measured before its lines are read: a first
+            // publication of millions of records never holds them at once.
+            let known = (before[part] ?? nil)?.bytes ?? -1
+            if known < 0 || Int(known) > policy.splitBytes / 2,
+                policy.splits(part, fileBytes: try fileBytes(of: part))
+            {
+                split(part, into: &queue)
+                continue
+            }
+            let built = try BuiltPart(part, of: device, session: session, generation: generation, now: now)
+            if policy.splits(part, fileBytes: built.bytes.count) {
+                split(part, into: &queue)
+                continue
+            }
+            try place(built)
+        }
+    }
+
+    private mutating func split(_ part: PartPrefix, into queue: inout [PartPrefix]) {
+        leaves.remove(part)
+        if before[part] != nil { replaced.insert(part) }
+        leaves.formUnion(part.children)
+        queue.append(contentsOf: part.children.reversed())
+    }
+
+    /// Keeps, adopts or writes a built part.
+    private mutating func place(_ built: BuiltPart) throws {
+        let part = built.part
+        if let previous = before[part] ?? nil, previous.contentDigest == built.contentDigest,
+            device.isCurrent(part, previous, files)
+        {
+            // Marked changed, but its file in the folder already holds this content.
+            kept[part] = previous
+            return
+        }
+        if let read = ownReads[part], read.recordsDigest == built.contentDigest {
+            // Another writer under this ID (a twin, or a restored copy) published this very content:
+            // rewriting it would only start a ping-pong of generations. Adopt it.
+            if try session.writtenFile(part: part, generation: read.generation) == nil {
+                adopted.append(
+                    WrittenFile(
+                        part: part.rawValue, generation: read.generation, fileDigest: read.fileDigest,
+                        writtenAt: now.milliseconds, isAdopted: true))
+            }
+            kept[part] = built.row(generation: read.generation, isPublished: true)
+            return
+        }
+        let path = device.folder.path(of: device.temporaryName(for: part))
+        try? SystemCalls.remove(path)
+        try SystemCalls.writeNewFile(path, built.bytes)
+        written[part] = WrittenPart(
+            part: part, temporaryPath: path, name: part.fileName(for: device.device),
+            row: built.row(generation: generation, isPublished: false), fileDigest: built.fileDigest)
+    }
+
+    /// Joins, from each part written up, every 16 siblings that are small together.
+    mutating func join() throws {
+        var candidates = written.keys.sorted()
+        while let leaf = candidates.popLast() {
+            guard leaves.contains(leaf), let parent = try parentToJoin(leaf) else { continue }
+            for child in parent.children {
+                leaves.remove(child)
+                if let file = written.removeValue(forKey: child) { try? SystemCalls.remove(file.temporaryPath) }
+                kept.removeValue(forKey: child)
+                if before[child] != nil { replaced.insert(child) }
+            }
+            leaves.insert(parent)
+            try place(try BuiltPart(parent, of: device, session: session, generation: generation, now: now))
+            candidates.append(parent)
+        }
+    }
+
+    private mutating func parentToJoin(_ leaf: PartPrefix) throws -> PartPrefix? {
+        var siblingBytes: [PartPrefix: Int] = [:]
+        if let parent = leaf.parent {
+            for sibling in parent.children where leaves.contains(sibling) {
+                if let file = written[sibling] {
+                    siblingBytes[sibling] = Int(file.row.bytes)
+                } else if let row = kept[sibling] ?? (before[sibling] ?? nil), row.bytes >= 0 {
+                    siblingBytes[sibling] = Int(row.bytes)
+                }
+            }
+        }
+        return policy.joinedParent(of: leaf, leaves: leaves) { siblingBytes[$0] }
+    }
+
+    /// What the writing gave, for the transaction to record.
+    mutating func finish() -> (files: [WrittenPart], kept: [OwnPart], adopted: [WrittenFile], replaced: [PartPrefix], layout: Set<PartPrefix>) {
+        let files = written.values.sorted { $0.part < $1.part }
+        written = [:]
+        let gone = replaced.filter { !leaves.contains($0) }
+        return (files, Array(kept.values), adopted, gone.sorted(), leaves)
+    }
+
+    /// Removes the temporary files not handed over (a failed publication).
+    func discardUnkept() {
+        for file in written.values { try? SystemCalls.remove(file.temporaryPath) }
+    }
+
+    /// The file size of the records under `prefix`, from the store (three digits deeper at once).
+    private mutating func fileBytes(of prefix: PartPrefix) throws -> Int {
+        if let size = sizes[prefix] { return size }
+        let digits = min(PartPrefix.maximumDigits, prefix.digits + 3)
+        var totals: [PartPrefix: (records: Int, bytes: Int)] = [:]
+        for (deep, size) in try session.lineSizes(in: prefix, digits: digits) {
+            for level in prefix.digits...digits {
+                let ancestor = PartPrefix(value: deep.value >> (4 * (digits - level)), digits: level)
+                let sum = totals[ancestor] ?? (0, 0)
+                totals[ancestor] = (sum.records + size.records, sum.bytes + size.bytes)
+            }
+        }
+        // Every prefix down to `digits` under this one is now known, those with no record as empty.
+        func fill(_ under: PartPrefix) {
+            let total = totals[under] ?? (0, 0)
+            sizes[under] = PartPolicy.fileBytes(records: total.records, lineBytes: total.bytes)
+            if under.digits < digits, total.records > 0 { under.children.forEach(fill) }
+        }
+        fill(prefix)
+        return sizes[prefix]!
+    }
+}
+
+/// One part's file built in memory from the store's lines, with its digests.
+private struct BuiltPart {
+    let part: PartPrefix
+    let bytes: [UInt8]
+    let records: Int
+    /// SHA-256 (hex) of its records' line digests: whether its content changed.
+    let contentDigest: String
+    /// SHA-256 (hex) of the file's bytes: to recognize it as this device's.
+    let fileDigest: String
+
+    init(_ part: PartPrefix, of device: SyncDevice, session: StoreSession, generation: Int64, now: Timestamp) throws {
+        self.part = part
+        var bytes = SnapshotWriter.header(device: device.device, part: part, generation: generation, writtenAt: now)
+        var content = ContentDigest()
+        var records = 0
+        try session.forEachLine(in: part) { _, line, digest in
+            SnapshotWriter.appendLine(line, isFirst: records == 0, into: &bytes)
+            content.add(lineDigest: digest)
+            records += 1
+        }
+        bytes += SnapshotWriter.footer
+        self.bytes = bytes
+        self.records = records
+        contentDigest = content.finalize()
+        fileDigest = SHA256.hash(data: bytes).hexString
+    }
+
+    func row(generation: Int64, isPublished: Bool) -> OwnPart {
+        OwnPart(
+            prefix: part.rawValue, generation: generation, contentDigest: contentDigest, bytes: Int64(bytes.count),
+            records: Int64(records), isPublished: isPublished)
+    }
+}

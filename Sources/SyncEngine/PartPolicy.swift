@@ -1,0 +1,64 @@
+import SnapshotFormat
+
+/// When this device splits a part of its snapshot into its 16 children, and when it joins 16
+/// siblings into their parent: the writer's choice the contract leaves open (docs/parts.md).
+///
+/// A file-sync engine moves what changed in blocks (Syncthing: 128 KiB), and a record whose
+/// length changes shifts every byte after it, so an edit costs about the blocks of the part it
+/// lands in; every file also costs each pass a `stat`. Parts of at most 2 MiB keep an edit to a
+/// couple of blocks up to a few hundred thousand records and to about a dozen at two million,
+/// with at most 256 files per device below about 1.3 million records of 400 bytes. Joining only
+/// below an eighth of that keeps a part that grows and shrinks around the limit from being split
+/// and joined over and over.
+///
+/// Pure: sizes in, prefixes out.
+public struct PartPolicy: Sendable, Hashable {
+    /// A part whose file would be larger than this is split (unless it has 4 digits already).
+    public var splitBytes: Int
+    /// Sixteen sibling parts whose files together are smaller than this are joined.
+    public var joinBytes: Int
+
+    /// The default policy: split above 2 MiB, join below 256 KiB.
+    public static let standard = PartPolicy(splitBytes: 2 << 20, joinBytes: 256 << 10)
+
+    /// A policy with these limits (tests use small ones).
+    public init(splitBytes: Int, joinBytes: Int) {
+        precondition(joinBytes * 2 <= splitBytes, "joining must stay well below splitting, or parts flap")
+        self.splitBytes = splitBytes
+        self.joinBytes = joinBytes
+    }
+
+    /// The size of a part's file holding records with `records` lines of `lineBytes` in all.
+    static func fileBytes(records: Int, lineBytes: Int) -> Int {
+        // A header of about 150 bytes (more with a key, and a signature at the end), and ",\n" per line.
+        lineBytes + 2 * records + 300
+    }
+
+    /// The leaves that replace `part` when its records have these sizes: `part` itself when its
+    /// file fits, else its children's leaves, recursively.
+    ///
+    /// - Parameter size: the file size of the records under a prefix (from ``fileBytes(records:lineBytes:)``).
+    public func leaves(replacing part: PartPrefix, size: (PartPrefix) throws -> Int) rethrows -> [PartPrefix] {
+        guard part.digits < PartPrefix.maximumDigits, try size(part) > splitBytes else { return [part] }
+        return try part.children.flatMap { try leaves(replacing: $0, size: size) }
+    }
+
+    /// Whether a part of this size is split (it has fewer than 4 digits and its file is too large).
+    public func splits(_ part: PartPrefix, fileBytes: Int) -> Bool {
+        part.digits < PartPrefix.maximumDigits && fileBytes > splitBytes
+    }
+
+    /// The parent to join `leaf` and its 15 siblings into, when all 16 are leaves and small
+    /// enough together; nil otherwise.
+    ///
+    /// - Parameter size: the file size of a leaf, nil when not known (no join then).
+    public func joinedParent(of leaf: PartPrefix, leaves: Set<PartPrefix>, size: (PartPrefix) -> Int?) -> PartPrefix? {
+        guard let parent = leaf.parent else { return nil }
+        var total = 0
+        for sibling in parent.children {
+            guard leaves.contains(sibling), let bytes = size(sibling) else { return nil }
+            total += bytes
+        }
+        return total < joinBytes ? parent : nil
+    }
+}

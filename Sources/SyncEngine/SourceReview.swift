@@ -1,0 +1,188 @@
+import Crypto
+import SnapshotFormat
+import SyncStore
+
+/// What a pass found in the shared folder, file by file: the rows to save, the report so far, and
+/// this device's own files as read.
+struct FolderFindings {
+    /// One row per entry seen, in the order seen.
+    var rows: [StoredSource] = []
+    /// The rows as the store held them before this pass, to write only what changed.
+    var previousRows: [String: StoredSource] = [:]
+    var report = MergeReport()
+    /// Entries present in the folder.
+    var presentNames: Set<String> = []
+    /// This device's own files (by part) that this pass read cleanly.
+    var ownReads: [PartPrefix: OwnFileRead] = [:]
+    /// Live records in the store before this pass (for the mass-deletion valve), read when first needed.
+    var liveRecords: Int?
+}
+
+/// One of this device's own files as a pass read it: to tell whether it already holds what this
+/// device would publish for its part, whatever generation it carries (another device using the
+/// same ID may have written the same content).
+struct OwnFileRead {
+    var generation: Int64
+    /// SHA-256 (hex) of its records' line digests, when the file has the layout SnapshotSync writes.
+    var recordsDigest: String?
+    /// SHA-256 (hex) of the whole file.
+    var fileDigest: String
+}
+
+extension SyncDevice {
+    /// Takes one file read into the findings: its row, its outcome, its warnings. Returns the
+    /// versions to merge, none when the file is not merged (invalid, held back).
+    func review(
+        _ read: SourceRead, previous: StoredSource?, hasWritten: Bool, session: StoreSession, now: Timestamp,
+        acceptDeletions: Set<String>, into findings: inout FolderFindings
+    ) -> [ReadOnly.Version] {
+        let name = read.name
+        let status = read.status
+        var row = StoredSource(
+            name: name, fileSystemDevice: status.fileSystemDevice, inode: status.inode, size: status.size,
+            modifiedNanos: status.modifiedNanos, changedNanos: status.changedNanos, lastSeenAt: now.milliseconds)
+        if let previous {
+            row.device = previous.device
+            row.role = previous.role
+            row.generation = previous.generation
+            row.highestGeneration = previous.highestGeneration
+            row.lastMergedAt = previous.lastMergedAt
+        }
+        var outcome = SourceOutcome(name: name, status: .merged, rejectedRecords: [])
+        defer {
+            findings.rows.append(row)
+            findings.report.sources.append(outcome)
+        }
+        let facts: SourceFacts
+        switch read.outcome {
+        case .unreadable(let error):
+            outcome.status =
+                if case .tooLarge = error { .rejected } else if case .notRegular = error { .ignored } else { .skipped }
+            outcome.reason = error.description
+            row.lastProblem = error.description
+            logger.warning("source not read", metadata: ["source.name": "\(name)", "reason": "\(error)"])
+            return []
+        case .invalid(let error, _):
+            outcome.status = if case .misnamed = error { .rejected } else { .skipped }
+            outcome.reason = error.description
+            row.lastProblem = error.description
+            logger.warning("source not merged", metadata: ["source.name": "\(name)", "reason": "\(error)"])
+            return []
+        case .read(let read):
+            facts = read
+        }
+        let reading = facts.reading
+        outcome.device = reading.device.rawValue
+        outcome.role = reading.role == .own ? "own" : "copy"
+        outcome.generation = reading.generation
+        outcome.records = reading.recordCount
+        outcome.rejectedRecords = reading.problems.map(\.description) + facts.schemaProblems
+        row.device = outcome.device
+        row.role = outcome.role
+        row.generation = reading.generation
+        row.highestGeneration = max(previous?.highestGeneration ?? 0, reading.generation)
+        row.lastMergedAt = now.milliseconds
+        var notes = reading.warnings
+        if let highest = previous?.highestGeneration, reading.generation < highest, previous?.device == outcome.device {
+            notes.append(
+                "its generation went backwards from \(highest) to \(reading.generation) (restored from a backup?); merged anyway"
+            )
+        }
+        if reading.device == device {
+            let fileDigest = SHA256.hash(data: facts.ownBytes).hexString
+            if reading.role == .own, reading.problems.isEmpty {
+                findings.ownReads[reading.part] = OwnFileRead(
+                    generation: reading.generation, recordsDigest: PublishedLayout.recordsDigest(of: facts.ownBytes),
+                    fileDigest: fileDigest)
+            }
+            if hasWritten, let impostor = try? impostorWarning(reading, bytes: facts.ownBytes, fileDigest: fileDigest, session: session) {
+                notes.append(impostor)
+            }
+        }
+        notes += facts.futureWarnings
+        if !acceptDeletions.contains(name),
+            let held = try? massDeletionHold(reading, name: name, session: session, liveRecords: &findings.liveRecords)
+        {
+            outcome.status = .heldBack
+            outcome.reason = held
+            row.lastProblem = held
+            // A held-back file is read again on every pass until it is let through.
+            row.size = -1
+            findings.report.warnings.append("\(name): \(held)")
+            logger.warning("source held back", metadata: ["source.name": "\(name)", "reason": "\(held)"])
+            return []
+        }
+        row.lastProblem =
+            reading.problems.isEmpty
+            ? nil : "\(reading.problems.count) record(s) rejected, first: \(reading.problems[0])"
+        if !facts.schemaProblems.isEmpty {
+            let note =
+                "\(facts.schemaProblems.count) version(s) do not fit their schema, first: \(facts.schemaProblems[0])"
+            row.lastProblem = row.lastProblem.map { $0 + "; " + note } ?? note
+            // Read again on every pass: once the schema files change, the versions merge.
+            row.size = -1
+        }
+        if facts.newerSchemas > 0 {
+            notes.append(
+                "\(facts.newerSchemas) version(s) carry a schemaVersion newer than the schema files declare: merged unchecked, kept verbatim"
+            )
+        }
+        row.lastWarning = notes.isEmpty ? nil : notes.joined(separator: "; ")
+        outcome.warning = row.lastWarning
+        findings.report.warnings += notes.filter { !$0.contains("schemaVersion newer") }.map { "\(name): \($0)" }
+        for problem in reading.problems {
+            logger.warning("record rejected", metadata: ["source.name": "\(name)", "record.problem": "\(problem)"])
+        }
+        return reading.versions
+    }
+
+    /// A loud warning when a file under this device's name is not one this device wrote.
+    private func impostorWarning(_ reading: SnapshotReading, bytes: [UInt8], fileDigest: String, session: StoreSession)
+        throws -> String?
+    {
+        let what = reading.part.isWhole ? "generation \(reading.generation)" : "part \(reading.part.rawValue) generation \(reading.generation)"
+        guard let written = try session.writtenFile(part: reading.part, generation: reading.generation) else {
+            return
+                "ANOTHER DEVICE IS USING THIS DEVICE'S ID \"\(device)\": \(what) was never written by this device (or this state directory was restored from an older backup). Give each device its own --device ID"
+        }
+        if written.isAdopted {
+            return
+                "ANOTHER DEVICE IS USING THIS DEVICE'S ID \"\(device)\": \(what) was written by it (with the same records as this device, so it is not rewritten). Give each device its own --device ID"
+        }
+        let matches =
+            written.isLegacyDigest
+            ? written.fileDigest == PublishedLayout.legacyFileDigest(of: bytes) || written.fileDigest == fileDigest
+            : written.fileDigest == fileDigest
+        guard matches else {
+            return
+                "ANOTHER DEVICE IS USING THIS DEVICE'S ID \"\(device)\": \(what) holds content this device did not publish. Give each device its own --device ID"
+        }
+        return nil
+    }
+}
+
+extension SourceOutcome {
+    /// The outcome of a file whose stat is unchanged since it was last read: not read again.
+    init(unchanged row: StoredSource) {
+        self.init(
+            name: row.name, status: .unchanged, device: row.device, role: row.role, generation: row.generation,
+            reason: row.lastProblem, warning: row.lastWarning, rejectedRecords: [])
+    }
+}
+
+extension Sequence where Element == UInt8 {
+    /// Lower-case hexadecimal digits.
+    var hexString: String {
+        let digits = Array("0123456789abcdef".utf8)
+        var text: [UInt8] = []
+        for byte in self {
+            text.append(digits[Int(byte >> 4)])
+            text.append(digits[Int(byte & 0x0F)])
+        }
+        return String(decoding: text, as: UTF8.self)
+    }
+}
+
+extension SHA256.Digest {
+    var hexString: String { Array(self).hexString }
+}

@@ -1,0 +1,185 @@
+import Foundation
+import GRDB
+import GRDBSQLite
+import SnapshotFormat
+
+extension StoreSession {
+    // MARK: This device's parts
+
+    /// The parts this device publishes, in prefix order (empty before its first publication).
+    public func ownParts() throws -> [OwnPart] {
+        try OwnPart.order(Column("prefix")).fetchAll(db)
+    }
+
+    /// Replaces the parts `removed` (by prefix) with `saved`.
+    public func replaceOwnParts(removing removed: [String], saving saved: [OwnPart]) throws {
+        for prefix in removed { _ = try OwnPart.deleteOne(db, key: prefix) }
+        for part in saved { try part.insert(db, onConflict: .replace) }
+    }
+
+    /// Records that the files of generation `generation` are in place.
+    public func markPartsPublished(generation: Int64) throws {
+        try db.execute(sql: "UPDATE ownPart SET isPublished = 1 WHERE generation = ?", arguments: [generation])
+    }
+
+    /// The 4-digit prefixes of records changed since the parts holding them were last written,
+    /// this transaction's included.
+    public func changedPrefixes() throws -> Set<UInt16> {
+        if changes != nil { try digestLinesChangedElsewhere() }
+        var values = Set(changes?.values ?? [])
+        for text in try String.fetchAll(db, sql: "SELECT prefix FROM changedPrefix") {
+            if let prefix = PartPrefix(text) { values.insert(prefix.value) }
+        }
+        return values
+    }
+
+    /// Gives the lines another program changed (they have no digest) their digest, and marks their
+    /// prefixes changed.
+    private func digestLinesChangedElsewhere() throws {
+        let rows = try Row.fetchAll(db, sql: "SELECT id, line FROM record WHERE lineDigest IS NULL")
+        for row in rows {
+            let id: String = row["id"]
+            let line: [UInt8] = [UInt8]((row["line"] as Data?) ?? Data())
+            let digest = line.withUnsafeBytes { LineDigest.of($0) }
+            try db.execute(sql: "UPDATE record SET lineDigest = ? WHERE id = ?", arguments: [Data(digest), id])
+            if let recordID = RecordID(id) { changes?.insert(recordID) }
+            try db.execute(
+                sql: "INSERT OR IGNORE INTO changedPrefix (prefix) VALUES (?)", arguments: [String(id.prefix(4)).uppercased()])
+        }
+    }
+
+    /// Forgets the changes within `part`: its file now holds them.
+    public func clearChangedPrefixes(within part: PartPrefix) throws {
+        changes?.remove(within: part)
+        if part.isWhole {
+            try db.execute(sql: "DELETE FROM changedPrefix")
+        } else {
+            let (lower, upper) = part.idRange
+            try db.execute(
+                sql: "DELETE FROM changedPrefix WHERE prefix >= ? AND prefix < ?", arguments: [lower, upper ?? "G"])
+        }
+    }
+
+    /// Writes the changes no publication used to the `changedPrefix` table (at the end of a transaction).
+    func keepUnpublishedChanges() throws {
+        guard let changes else { return }
+        let statement = try db.cachedStatement(sql: "INSERT OR IGNORE INTO changedPrefix (prefix) VALUES (?)")
+        for value in changes.values {
+            try statement.execute(arguments: [PartPrefix(value: value, digits: PartPrefix.maximumDigits).rawValue])
+        }
+    }
+
+    // MARK: Files written
+
+    /// The file this device wrote as `part` with `generation`, if it did.
+    public func writtenFile(part: PartPrefix, generation: Int64) throws -> WrittenFile? {
+        try WrittenFile.fetchOne(db, key: ["part": part.rawValue, "generation": generation])
+    }
+
+    /// Records a file about to be written (before the rename, so a crash cannot hide it).
+    public func recordWritten(_ file: WrittenFile) throws {
+        try file.insert(db, onConflict: .replace)
+    }
+
+    /// Forgets the files of a generation that could not be put in place.
+    public func forgetWritten(generation: Int64) throws {
+        try db.execute(sql: "DELETE FROM writtenFile WHERE generation = ?", arguments: [generation])
+    }
+
+    /// The highest generation this device wrote or was about to write, 0 if none.
+    public func highestWrittenGeneration() throws -> Int64 {
+        try Int64.fetchOne(db, sql: "SELECT MAX(generation) FROM writtenFile") ?? 0
+    }
+
+    /// Whether this device has ever written a file.
+    public func hasWritten() throws -> Bool {
+        try WrittenFile.fetchCount(db) > 0
+    }
+
+    // MARK: Records by prefix
+
+    /// Calls `body` with the id, published line and line digest of every record in `part`, in id
+    /// order. The bytes are only valid during the call: they point into SQLite's row.
+    public func forEachLine(
+        in part: PartPrefix, _ body: (RecordID, UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Void
+    ) throws {
+        let (lower, upper) = part.idRange
+        let statement: Statement
+        if let upper {
+            statement = try db.cachedStatement(sql: "SELECT id, line, lineDigest FROM record WHERE id >= ? AND id < ? ORDER BY id")
+            statement.setUncheckedArguments([lower, upper])
+        } else if !lower.isEmpty {
+            statement = try db.cachedStatement(sql: "SELECT id, line, lineDigest FROM record WHERE id >= ? ORDER BY id")
+            statement.setUncheckedArguments([lower])
+        } else {
+            statement = try db.cachedStatement(sql: "SELECT id, line, lineDigest FROM record ORDER BY id")
+        }
+        try withRawRows(statement) { row in
+            let idText = UnsafeBufferPointer(
+                start: sqlite3_column_text(row, 0), count: Int(sqlite3_column_bytes(row, 0)))
+            guard let id = RecordID(utf8: idText) else {
+                throw StoreCorruption("a record id is not a UUID: \(String(decoding: idText, as: UTF8.self))")
+            }
+            let line = UnsafeRawBufferPointer(
+                start: sqlite3_column_blob(row, 1), count: Int(sqlite3_column_bytes(row, 1)))
+            let count = Int(sqlite3_column_bytes(row, 2))
+            if count == LineDigest.count, let digest = sqlite3_column_blob(row, 2) {
+                try body(id, line, UnsafeRawBufferPointer(start: digest, count: count))
+            } else {
+                try LineDigest.of(line).withUnsafeBytes { try body(id, line, $0) }
+            }
+        }
+    }
+
+    /// Calls `body` with the line digest (``LineDigest``) of every record in `part`, reading a
+    /// line only for a record whose digest is not stored.
+    public func forEachLineDigest(in part: PartPrefix, _ body: (UnsafeRawBufferPointer) throws -> Void) throws {
+        let (lower, upper) = part.idRange
+        let statement = try db.cachedStatement(
+            sql: """
+                SELECT lineDigest, CASE WHEN lineDigest IS NULL THEN line END FROM record WHERE id >= ? AND id < ?
+                """)
+        statement.setUncheckedArguments([lower, upper ?? "G"])
+        try withRawRows(statement) { row in
+            let count = Int(sqlite3_column_bytes(row, 0))
+            if count == LineDigest.count, let digest = sqlite3_column_blob(row, 0) {
+                try body(UnsafeRawBufferPointer(start: digest, count: count))
+            } else {
+                let line = UnsafeRawBufferPointer(
+                    start: sqlite3_column_blob(row, 1), count: Int(sqlite3_column_bytes(row, 1)))
+                try LineDigest.of(line).withUnsafeBytes { try body($0) }
+            }
+        }
+    }
+
+    /// How many records, and how many bytes of lines, each prefix of `digits` digits within
+    /// `part` holds (prefixes with none left out): for deciding how to split a large part
+    /// without holding its lines.
+    public func lineSizes(in part: PartPrefix, digits: Int) throws -> [PartPrefix: (records: Int, bytes: Int)] {
+        var sizes: [PartPrefix: (records: Int, bytes: Int)] = [:]
+        let (lower, upper) = part.idRange
+        let rows = try Row.fetchCursor(
+            db,
+            sql: """
+                SELECT substr(id, 1, ?) AS prefix, COUNT(*) AS records, SUM(length(line)) AS bytes FROM record
+                WHERE id >= ? AND id < ? GROUP BY prefix
+                """,
+            arguments: [digits, lower, upper ?? "G"])
+        while let row = try rows.next() {
+            guard let prefix = PartPrefix(row["prefix"]) else { continue }
+            sizes[prefix] = (row["records"], row["bytes"])
+        }
+        return sizes
+    }
+}
+
+extension PartPrefix {
+    /// The ids this prefix holds as a range of stored id texts: `lower ..< upper` (no upper bound
+    /// for the last prefix of its length; "" for the whole snapshot).
+    var idRange: (lower: String, upper: String?) {
+        guard !isWhole else { return ("", nil) }
+        let limit = UInt16(1) << (4 * digits)
+        guard value + 1 < limit else { return (rawValue, nil) }
+        return (rawValue, PartPrefix(value: value + 1, digits: digits).rawValue)
+    }
+}
