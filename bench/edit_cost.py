@@ -184,7 +184,7 @@ def measure(a, syncctl, records, data, runner, work):
             "bytes": spread([e["per_device"][d]["bytes"] for e in edits]),
             # device-0 runs the put and the last merge
             "wall_ms": spread([sum(s["wall_ms"] for s in e["steps"] if s["device"] == d) for e in edits]),
-            "steps": "put + merge" if i == 0 else "merge"}
+            "steps": "put, then the last merge" if i == 0 else "merge"}
     summary["steps_wall_ms"] = {
         f"{s['step']} {s['device']}": spread([e["steps"][k]["wall_ms"] for e in edits])
         for k, s in enumerate(edits[0]["steps"])}
@@ -196,30 +196,39 @@ def mb(n):
     return f"{n / 1e6:.2f}" if n < 10e6 else f"{n / 1e6:.1f}"
 
 
+def table(header, rows):
+    widths = [max(len(r[i]) for r in rows + [header]) for i in range(len(header))]
+    for r in [header, ["-" * w for w in widths]] + rows:
+        print("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
+
+
 def print_table(out):
     m = out["machine"]
     devices = [f"device-{i}" for i in range(out["devices"])]
     print(f"Edit cost — {out['devices']} devices in step; one new record put on device-0, then merged by "
           f"{', '.join(devices[1:] + devices[:1])}; {out['edits']} edits; {out['block_size'] // 1024} KiB blocks "
           f"new or changed at their offset; median (max)")
-    print(f"{m['date']}; {m['nproc']} cores, {m['cpu']}; syncctl {m['syncctl']} ({m['syncctl_from']}, "
-          f"built {m['syncctl_built']})")
+    print(f"{m['date']}; {m['nproc']} cores, {m['cpu']}, load {m['load1_at_start']} at the start; syncctl "
+          f"{m['syncctl']} ({m['syncctl_from']}, built {m['syncctl_built']})")
     steps = list(out["sizes"][0]["summary"]["steps_wall_ms"])
-    header = ["records", "folder", "blocks", "MB moved", "put + merges"] + [f"{d} blocks" for d in devices] + steps
     rows = []
     for size in out["sizes"]:
-        s = size["summary"]
-        f = size["after_setup"]
-        row = [f"{size['records']:,}", f"{f['files']} files, {mb(f['bytes'])} MB",
-               f"{s['blocks']['median']:g} ({s['blocks']['max']:g})",
-               f"{mb(s['bytes']['median'])} ({mb(s['bytes']['max'])})",
-               f"{bench.ms(s['wall_ms']['median'])} ({bench.ms(s['wall_ms']['max'])})"]
-        row += [f"{s['per_device'][d]['blocks']['median']:g} ({s['per_device'][d]['blocks']['max']:g})" for d in devices]
-        row += [f"{bench.ms(v['median'])} ({bench.ms(v['max'])})" for v in s["steps_wall_ms"].values()]
-        rows.append(row)
-    widths = [max(len(r[i]) for r in rows + [header]) for i in range(len(header))]
-    for r in [header, ["-" * w for w in widths]] + rows:
-        print("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
+        s, f = size["summary"], size["after_setup"]
+        rows.append([f"{size['records']:,}", f"{f['files']} files, {mb(f['bytes'])} MB",
+                     f"{s['blocks']['median']:g} ({s['blocks']['max']:g})",
+                     f"{mb(s['bytes']['median'])} ({mb(s['bytes']['max'])})",
+                     f"{bench.ms(s['wall_ms']['median'])} ({bench.ms(s['wall_ms']['max'])})"]
+                    + [f"{bench.ms(v['median'])} ({bench.ms(v['max'])})" for v in s["steps_wall_ms"].values()])
+    table(["records", "folder after setup", "blocks", "MB moved", "put + merges"] + steps, rows)
+    print()
+    rows = []
+    for size in out["sizes"]:
+        for d in devices:
+            v = size["summary"]["per_device"][d]
+            rows.append([f"{size['records']:,}", d, f"{v['blocks']['median']:g} ({v['blocks']['max']:g})",
+                         f"{mb(v['bytes']['median'])} ({mb(v['bytes']['max'])})",
+                         f"{bench.ms(v['wall_ms']['median'])} ({bench.ms(v['wall_ms']['max'])})", v["steps"]])
+    table(["records", "device", "its blocks", "its MB", "its wall time", "its steps"], rows)
 
 
 def main():
