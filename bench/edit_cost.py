@@ -41,6 +41,7 @@ folder and stores, removed at the end unless --keep).
 """
 import argparse, datetime, glob, hashlib, json, os, random, re, shutil, statistics, subprocess, sys, time, uuid
 
+sys.dont_write_bytecode = True  # no bench/__pycache__ in the work tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import run as bench  # noqa: E402  (bench/run.py: generation cache, machine facts, timed commands)
 
