@@ -58,6 +58,8 @@ extension StrictJSONParser {
         var vector = VersionVector()
         var deleted = false
         var fields = EncodedObject.empty
+        var unknown: [JSONObject.Element] = []
+        var unknownNames: Set<[UInt8]> = []
         skipWhitespace()
         guard position < input.count else { throw truncated() }
         if input[position] == UInt8(ascii: "}") {
@@ -70,13 +72,14 @@ extension StrictJSONParser {
             guard input[position] == UInt8(ascii: "\"") else {
                 throw unexpectedCharacter(context: " (expected a key in double quotes)")
             }
-            let key = try scanKnownKey()
+            let keyOffset = position
+            let (key, name) = try scanKey()
             if let key {
-                // A repeated key makes the file invalid JSON; let the tree parser say so.
-                if seen & (1 << key.rawValue) != 0 { throw JSONParseError(offset: position, reason: "duplicate key") }
+                // A repeated key makes the file invalid JSON.
+                if seen & (1 << key.rawValue) != 0 { throw JSONParseError(offset: keyOffset, reason: "duplicate key") }
                 seen |= 1 << key.rawValue
-            } else {
-                regular = false
+            } else if !unknownNames.insert(name).inserted {
+                throw JSONParseError(offset: keyOffset, reason: "duplicate key")
             }
             skipWhitespace()
             guard position < input.count else { throw truncated() }
@@ -85,81 +88,90 @@ extension StrictJSONParser {
             skipWhitespace()
             guard position < input.count else { throw truncated() }
             let byte = input[position]
-            switch (regular ? key : nil) {
-            case .id?:
-                if byte == UInt8(ascii: "\""), let text = try scanPlainString() {
-                    id = RecordID(utf8: text)
-                    if id == nil { regular = false }
-                } else {
-                    regular = false
+            if byte == UInt8(ascii: "n") {
+                // null means the same as the key being absent, on every key, known or not.
+                _ = try parseLiteral("null", .null)
+            } else if regular {
+                switch key {
+                case .id?:
+                    if byte == UInt8(ascii: "\"") {
+                        id = try readText { RecordID(utf8: $0) }
+                        if id == nil { regular = false }
+                    } else {
+                        regular = false
+                    }
+                case .type?:
+                    if byte == UInt8(ascii: "\"") {
+                        let text = try parseString(isKey: false)
+                        let length = text.unicodeScalars.count
+                        if (1...128).contains(length) { type = text } else { regular = false }
+                    } else {
+                        regular = false
+                    }
+                case .schemaVersion?:
+                    if byte == UInt8(ascii: "-") || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")),
+                        let number = try parseNumber().exactInteger, number >= 1
+                    {
+                        schemaVersion = number
+                    } else {
+                        regular = false
+                    }
+                case .lastModified?:
+                    if byte == UInt8(ascii: "\""), let stamp = try readText({ Timestamp(parsingUTF8: $0) }) {
+                        lastModified = stamp
+                    } else {
+                        regular = false
+                    }
+                case .modifiedBy?:
+                    if byte == UInt8(ascii: "\""),
+                        let device = try readText({ DeviceID(String(decoding: $0, as: UTF8.self)) })
+                    {
+                        modifiedBy = device
+                    } else {
+                        regular = false
+                    }
+                case .versionVector?:
+                    if byte == UInt8(ascii: "{"), let counts = try scanVector(depth: depth) {
+                        vector = counts
+                    } else {
+                        regular = false
+                    }
+                case .deleted?:
+                    if byte == UInt8(ascii: "t") {
+                        _ = try parseLiteral("true", .bool(true))
+                        deleted = true
+                    } else if byte == UInt8(ascii: "f") {
+                        _ = try parseLiteral("false", .bool(false))
+                    } else {
+                        regular = false
+                    }
+                case .fields?:
+                    if byte == UInt8(ascii: "{") {
+                        // Written into a reused buffer, then copied once into an array of the right size.
+                        var buffer = fieldsBuffer
+                        fieldsBuffer = []
+                        buffer.removeAll(keepingCapacity: true)
+                        try appendInterchange(into: &buffer, depth: depth)
+                        fields = EncodedObject(trustedBytes: buffer.withUnsafeBufferPointer { Array($0) })
+                        fieldsBuffer = buffer
+                    } else {
+                        regular = false
+                    }
+                case .conflicts?:
+                    if byte == UInt8(ascii: "[") {
+                        // An entry's own `conflicts` may only be empty.
+                        regular = isEntry ? try scanEmptyArray(depth: depth) : try scanEntries(into: &entries, depth: depth)
+                    } else {
+                        regular = false
+                    }
+                case nil:
+                    // Kept verbatim (a device that does not know a newer key must not drop it).
+                    let outer = baseDepth
+                    baseDepth = outer + depth
+                    defer { baseDepth = outer }
+                    let value = try parseValue()
+                    if value != .null { unknown.append((String(decoding: name, as: UTF8.self), value)) }
                 }
-            case .type?:
-                if byte == UInt8(ascii: "\"") {
-                    let text = try parseString(isKey: false)
-                    let length = text.unicodeScalars.count
-                    if (1...128).contains(length) { type = text } else { regular = false }
-                } else {
-                    regular = false
-                }
-            case .schemaVersion?:
-                if byte == UInt8(ascii: "-") || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")),
-                    let number = try parseNumber().exactInteger, number >= 1
-                {
-                    schemaVersion = number
-                } else {
-                    regular = false
-                }
-            case .lastModified?:
-                if byte == UInt8(ascii: "\""), let text = try scanPlainString(),
-                    let stamp = Timestamp(parsingUTF8: text)
-                {
-                    lastModified = stamp
-                } else {
-                    regular = false
-                }
-            case .modifiedBy?:
-                if byte == UInt8(ascii: "\""), let text = try scanPlainString(),
-                    let device = DeviceID(String(decoding: text, as: UTF8.self))
-                {
-                    modifiedBy = device
-                } else {
-                    regular = false
-                }
-            case .versionVector?:
-                if byte == UInt8(ascii: "{"), let counts = try scanVector(depth: depth) {
-                    vector = counts
-                } else {
-                    regular = false
-                }
-            case .deleted?:
-                if byte == UInt8(ascii: "t") {
-                    _ = try parseLiteral("true", .bool(true))
-                    deleted = true
-                } else if byte == UInt8(ascii: "f") {
-                    _ = try parseLiteral("false", .bool(false))
-                } else {
-                    regular = false
-                }
-            case .fields?:
-                if byte == UInt8(ascii: "{") {
-                    // Written into a reused buffer, then copied once into an array of the right size.
-                    var buffer = fieldsBuffer
-                    fieldsBuffer = []
-                    buffer.removeAll(keepingCapacity: true)
-                    try appendInterchange(into: &buffer, depth: depth)
-                    fields = EncodedObject(trustedBytes: Array(buffer))
-                    fieldsBuffer = buffer
-                } else {
-                    regular = false
-                }
-            case .conflicts?:
-                if byte == UInt8(ascii: "["), !isEntry {
-                    regular = try scanEntries(into: &entries, depth: depth)
-                } else {
-                    regular = false
-                }
-            case nil:
-                break
             }
             if !regular, position < input.count, !isAtValueEnd {
                 // The value is not read yet (or only partly): validate the rest without keeping it.
@@ -170,7 +182,44 @@ extension StrictJSONParser {
         guard regular, let id, let type else { return nil }
         return ReadOnly.Version(
             id: id, type: type, schemaVersion: schemaVersion, lastModified: lastModified, modifiedBy: modifiedBy,
-            versionVector: vector, deleted: deleted, encodedFields: fields)
+            versionVector: vector, deleted: deleted, encodedFields: fields,
+            unknownKeys: unknown.isEmpty ? JSONObject() : JSONObject(unknown))
+    }
+
+    /// Reads an empty array (`[]`, whitespace allowed) at `position`; false, with `position` after
+    /// the array, when it holds anything.
+    private mutating func scanEmptyArray(depth: Int) throws(JSONParseError) -> Bool {
+        let start = position
+        position += 1
+        skipWhitespace()
+        if position < input.count, input[position] == UInt8(ascii: "]") {
+            position += 1
+            return true
+        }
+        position = start
+        try skipValue(depth: depth)
+        return false
+    }
+
+    /// Reads the key at `position`: the known key it names (escaped or not), or nil and its bytes.
+    private mutating func scanKey() throws(JSONParseError) -> (RecordKey?, [UInt8]) {
+        if let bytes = try scanPlainString() {
+            for (index, name) in Self.recordKeyNames.enumerated() where name.count == bytes.count {
+                if name.withUnsafeBufferPointer({ $0.elementsEqual(bytes) }) { return (RecordKey(rawValue: index), name) }
+            }
+            return (nil, Array(bytes))
+        }
+        let text = Array(try parseString(isKey: true).utf8)
+        for (index, name) in Self.recordKeyNames.enumerated() where name == text { return (RecordKey(rawValue: index), name) }
+        return (nil, text)
+    }
+
+    /// Reads the string at `position` and returns what `body` makes of its text's bytes (unescaped).
+    private mutating func readText<T>(_ body: (UnsafeBufferPointer<UInt8>) -> T?) throws(JSONParseError) -> T? {
+        if let plain = try scanPlainString() { return body(plain) }
+        // Escaped: parseString leaves the text in `scratch`.
+        _ = try parseString(isKey: false)
+        return scratch.withUnsafeBufferPointer(body)
     }
 
     /// Whether `position` is just after a complete value: at a separator, a closing bracket or
@@ -202,18 +251,6 @@ extension StrictJSONParser {
         "id", "type", "schemaVersion", "lastModified", "modifiedBy", "versionVector", "deleted", "fields",
         "conflicts",
     ].map { Array($0.utf8) }
-
-    /// Reads the key at `position`; the known key it names, nil for any other key (or an escaped one).
-    private mutating func scanKnownKey() throws(JSONParseError) -> RecordKey? {
-        guard let bytes = try scanPlainString() else {
-            _ = try parseString(isKey: true)
-            return nil
-        }
-        for (index, name) in Self.recordKeyNames.enumerated() where name.count == bytes.count {
-            if name.withUnsafeBufferPointer({ $0.elementsEqual(bytes) }) { return RecordKey(rawValue: index) }
-        }
-        return nil
-    }
 
     /// Reads the string at `position` when it has no escapes (its bytes are then its text);
     /// nil, with `position` unchanged, when it has escapes.

@@ -58,6 +58,7 @@ extension SyncDevice {
             folder: folder, device: device, maxFileSize: settings.maxFileSize, schemas: schemas, now: now,
             clockSkewMargin: settings.safety.clockSkewMargin)
         var spanning = [[ReadOnly.Version]](repeating: [], count: plan.groups.count)
+        trace("scanned")
         let spanningReads = reader.read(plan.spanning, skipping: held)
         try store.reading { session in
             for read in spanningReads {
@@ -70,6 +71,7 @@ extension SyncDevice {
             }
         }
         findings.report.timings.read = stopwatch.lap()
+        trace("reviewed")
         // A store that holds no record yet (a first merge) has nothing to look up: each group's
         // records are merged from the files alone, on other threads, while this one saves.
         let groups = OrderedWork(count: plan.groups.count, window: 3, producers: 2) { [spanning] index in
@@ -104,10 +106,13 @@ extension SyncDevice {
                     _ = try session.save(merged, at: now, isNew: held == nil)
                 }
             }
+            trace("groups merged")
             for row in findings.rows where row != findings.previousRows[row.name] { try session.save(row) }
             try session.markAbsent(except: findings.presentNames)
             let edited = try edit?(session, now)
             findings.report.conflicts = try session.recordsInConflict()
+            trace("planning")
+            defer { trace("planned") }
             return (try planPublication(session, findings: findings, now: now), edited)
         } }
         let (publication, edited): (Publication?, Edit?)
@@ -128,6 +133,7 @@ extension SyncDevice {
             (publication, edited) = try mergeAndStore()
         }
         findings.report.timings.merge = stopwatch.lap()
+        trace("committed")
         // Publish.
         if let publication {
             try publish(publication, findings: findings)

@@ -99,7 +99,9 @@ struct SourceReader: Sendable {
             prepared.withLock { $0[index] = file }
         }
         let ready = prepared.withLock { $0.map { $0! } }
+        trace("prepared \(files.count)")
         let digests = digestElements(ready)
+        trace("digested")
         // In order, so that the first file holding some bytes is the one that reads them.
         var firstHolder: [ElementDigest: (file: Int, element: Int)] = [:]
         var toParse: [(file: Int, element: Int)] = []
@@ -125,7 +127,9 @@ struct SourceReader: Sendable {
             plans.append(plan)
         }
         firstHolder = [:]
+        trace("classified \(toParse.count)")
         let parsed = parseElements(toParse, of: ready)
+        trace("parsed")
         let plan = plans
         let reads = Mutex([SourceRead?](repeating: nil, count: files.count))
         DispatchQueue.concurrentPerform(iterations: files.count) { fileIndex in
@@ -143,6 +147,7 @@ struct SourceReader: Sendable {
             }
             reads.withLock { $0[fileIndex] = read }
         }
+        trace("assembled")
         return reads.withLock { $0.map { $0! } }
     }
 
