@@ -295,6 +295,9 @@ public struct SplitSnapshot: Sendable {
     let trailingSignature: FileSignature?
     /// Where each element of `records` is in the file's bytes.
     public let elements: [Range<Int>]
+    /// Each element's id, found without reading the rest of it (nil when it is not a plain
+    /// string holding a UUID: the element must be read to know).
+    public let ids: [RecordID?]
 }
 
 /// What reading one element of `records` gave.
@@ -302,7 +305,7 @@ public struct ElementReading: Sendable {
     /// Its versions: the record's own, then its valid conflict entries.
     public var versions: [ReadOnly.Version]
     /// What was rejected in it (its record index is the element's index in the file read first).
-    var problems: [RecordProblem]
+    public var problems: [RecordProblem]
     /// False when the element's bytes are not a JSON value: the whole file is then invalid.
     public var isValidJSON: Bool
 
@@ -334,6 +337,7 @@ extension SnapshotReader {
         parser.position += 1
         var top = JSONObject()
         var elements: [Range<Int>]?
+        var ids: [RecordID?] = []
         parser.skipWhitespace()
         if parser.position < input.count, input[parser.position] == UInt8(ascii: "}") { return nil }
         while true {
@@ -349,7 +353,8 @@ extension SnapshotReader {
             if isRecords {
                 guard parser.position < input.count, input[parser.position] == UInt8(ascii: "[") else { return nil }
                 guard let found = try splitRecords(&parser, input: input) else { return nil }
-                elements = found
+                elements = found.elements
+                ids = found.ids
             } else {
                 parser.baseDepth = 1
                 top[key] = try parser.parseValue()
@@ -359,28 +364,30 @@ extension SnapshotReader {
         }
         parser.skipWhitespace()
         guard parser.position == input.count, let elements else { return nil }
-        return SplitSnapshot(top: top, trailingSignature: FileSignature.trailing(input), elements: elements)
+        return SplitSnapshot(top: top, trailingSignature: FileSignature.trailing(input), elements: elements, ids: ids)
     }
 
     /// The element ranges of the `records` array at `position`; nil when they cannot be found.
     private static func splitRecords(_ parser: inout StrictJSONParser, input: UnsafeBufferPointer<UInt8>)
-        throws(JSONParseError) -> [Range<Int>]?
+        throws(JSONParseError) -> (elements: [Range<Int>], ids: [RecordID?])?
     {
         parser.position += 1
         parser.skipWhitespace()
         var elements: [Range<Int>] = []
+        var ids: [RecordID?] = []
         if parser.position < input.count, input[parser.position] == UInt8(ascii: "]") {
             parser.position += 1
-            return elements
+            return (elements, ids)
         }
         while true {
             parser.skipWhitespace()
             let start = parser.position
-            guard start < input.count, let end = parser.endOfElement(), end > start else { return nil }
+            guard start < input.count, let (end, id) = parser.endOfRecord(), end > start else { return nil }
             elements.append(start..<end)
+            ids.append(id)
             parser.position = end
             guard let more = try? parser.continues(closedBy: UInt8(ascii: "]")) else { return nil }
-            if !more { return elements }
+            if !more { return (elements, ids) }
         }
     }
 

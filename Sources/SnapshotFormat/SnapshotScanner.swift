@@ -344,6 +344,46 @@ extension StrictJSONParser {
 }
 
 extension StrictJSONParser {
+    /// Where the record element starting at `position` ends, and its id: the value of its
+    /// top-level `"id"` member when that is a string without escapes holding a UUID (nil
+    /// otherwise). Found by structure alone, as ``endOfElement()`` finds the end; nil when the
+    /// input ends first or the element is not an object of the usual shape.
+    func endOfRecord() -> (end: Int, id: RecordID?)? {
+        var scan = self
+        guard scan.position < input.count, input[scan.position] == UInt8(ascii: "{") else {
+            return endOfElement().map { ($0, nil) }
+        }
+        scan.position += 1
+        var id: RecordID?
+        scan.skipWhitespace()
+        if scan.position < input.count, input[scan.position] == UInt8(ascii: "}") { return (scan.position + 1, nil) }
+        while true {
+            scan.skipWhitespace()
+            guard scan.position < input.count, input[scan.position] == UInt8(ascii: "\""),
+                let keyEnd = scan.endOfElement()
+            else { return nil }
+            let isID = keyEnd - scan.position == 4 && input[scan.position + 1] == UInt8(ascii: "i")
+                && input[scan.position + 2] == UInt8(ascii: "d")
+            scan.position = keyEnd
+            scan.skipWhitespace()
+            guard scan.position < input.count, input[scan.position] == UInt8(ascii: ":") else { return nil }
+            scan.position += 1
+            scan.skipWhitespace()
+            guard scan.position < input.count, let valueEnd = scan.endOfElement() else { return nil }
+            if isID, input[scan.position] == UInt8(ascii: "\""), valueEnd - scan.position == 38 {
+                id = RecordID(utf8: UnsafeBufferPointer(rebasing: input[(scan.position + 1)..<(valueEnd - 1)]))
+            }
+            scan.position = valueEnd
+            scan.skipWhitespace()
+            guard scan.position < input.count else { return nil }
+            switch input[scan.position] {
+            case UInt8(ascii: ","): scan.position += 1
+            case UInt8(ascii: "}"): return (scan.position + 1, id)
+            default: return nil
+            }
+        }
+    }
+
     /// Where the element starting at `position` ends, found by structure alone (brackets, and
     /// strings with their escapes), validating nothing; nil when the input ends first.
     ///

@@ -26,23 +26,24 @@ extension SyncDevice {
     /// the store, apply a local edit if the command makes one (after the merge, in the same
     /// transaction: an edit always builds on everything in the folder), publish what changed.
     func pass<Edit>(
-        rereadAll: Bool = false, acceptDeletions: Set<String> = [], readFirst: Set<String> = [],
-        edit: ((StoreSession, Timestamp) throws -> Edit)?
+        rereadAll: Bool = false, acceptDeletions: Set<String> = [], edit: ((StoreSession, Timestamp) throws -> Edit)?
     ) throws -> (report: MergeReport, edit: Edit?) {
-        do {
-            return try passOnce(rereadAll: rereadAll, acceptDeletions: acceptDeletions, readFirst: readFirst, edit: edit)
-        } catch let misplaced as MisplacedParts {
-            // Rolled back: read those files first this time (see ReadingPlan).
-            logger.notice("a file named like a part holds other records: merging again", metadata: ["files": "\(misplaced.names)"])
-            return try pass(
-                rereadAll: rereadAll, acceptDeletions: acceptDeletions, readFirst: readFirst.union(misplaced.names),
-                edit: edit)
+        var retry = PassRetry()
+        while true {
+            do {
+                return try passOnce(rereadAll: rereadAll, acceptDeletions: acceptDeletions, retry: retry, edit: edit)
+            } catch let again as PassRetry {
+                // Rolled back: what the pass learned too late to act on is known from the start now.
+                logger.notice("merging again", metadata: ["pass.retry": "\(again)"])
+                retry.readFirst.formUnion(again.readFirst)
+                retry.invalid.formUnion(again.invalid)
+                retry.heldBack.merge(again.heldBack) { $1 }
+            }
         }
     }
 
     private func passOnce<Edit>(
-        rereadAll: Bool, acceptDeletions: Set<String>, readFirst: Set<String>,
-        edit: ((StoreSession, Timestamp) throws -> Edit)?
+        rereadAll: Bool, acceptDeletions: Set<String>, retry: PassRetry, edit: ((StoreSession, Timestamp) throws -> Edit)?
     ) throws -> (report: MergeReport, edit: Edit?) {
         let now = clock()
         var stopwatch = Stopwatch()
@@ -50,49 +51,51 @@ extension SyncDevice {
         // List.
         let scan = try scanFolder(rereadAll: rereadAll)
         var findings = scan.findings
-        let plan = ReadingPlan(scan.changed, readFirst: readFirst)
-        // Read: what spans every group first, then each group as the merge gets to it.
+        // Read what can hold any record first; the rest, one group of ids at a time, as the merge gets to it.
+        let plan = ReadingPlan(scan.changed, readFirst: retry.readFirst)
         let storeIsEmpty = try store.reading { try $0.isEmpty() }
-        let held = storeIsEmpty ? [] : try heldDigests(for: scan.changed)
         let reader = SourceReader(
             folder: folder, device: device, maxFileSize: settings.maxFileSize, schemas: schemas, now: now,
             clockSkewMargin: settings.safety.clockSkewMargin)
-        var spanning = [[ReadOnly.Version]](repeating: [], count: plan.groups.count)
-        trace("scanned")
-        let spanningReads = reader.read(plan.spanning, skipping: held)
-        try store.reading { session in
-            for read in spanningReads {
-                let versions = review(
-                    read, previous: scan.known[read.name], hasWritten: scan.hasWritten, session: session, now: now,
-                    acceptDeletions: acceptDeletions, into: &findings)
-                for version in versions {
-                    spanning[Int(PartPrefix(of: version.id, digits: ReadingPlan.groupDigits).value)].append(version)
-                }
-            }
-        }
+        let spanning = SpanningSources(reader.open(plan.spanning), plan: plan, reader: reader, invalid: retry.invalid)
         findings.report.timings.read = stopwatch.lap()
-        trace("reviewed")
-        // A store that holds no record yet (a first merge) has nothing to look up: each group's
-        // records are merged from the files alone, on other threads, while this one saves.
-        let groups = OrderedWork(count: plan.groups.count, window: 3, producers: 2) { [spanning] index in
-            ReadGroup(index, plan: plan, reader: reader, held: held, spanning: spanning[index], mergeAlone: storeIsEmpty)
+        let heldBack = retry.heldBack
+        let groups = OrderedWork(count: plan.groups.count, window: 4, producers: 2) { index in
+            GroupRead(
+                index, plan: plan, reader: reader, spanning: spanning, mergeAlone: storeIsEmpty, heldBack: heldBack,
+                held: { prefix in storeIsEmpty ? [] : (try? self.heldDigests(in: prefix)) ?? [] })
         }
         defer { groups.finish() }
         // Merge and store, in one transaction.
         func mergeAndStore() throws -> (Publication?, Edit?) { try store.transaction { session -> (Publication?, Edit?) in
             let inserts = storeIsEmpty ? try session.newRecords(at: now) : nil
+            var tallies = spanning.tallies
+            var deletions = [Int](repeating: 0, count: spanning.files.count)
             try groups.forEach { group in
-                guard group.misplaced.isEmpty else { throw MisplacedParts(names: group.misplaced) }
+                guard group.misplaced.isEmpty else { throw PassRetry(readFirst: Set(group.misplaced)) }
                 var incoming = IncomingVersions()
-                incoming.add(group.spanning)
-                for read in group.reads {
-                    incoming.add(
-                        review(
-                            read, previous: scan.known[read.name], hasWritten: scan.hasWritten, session: session,
-                            now: now, acceptDeletions: acceptDeletions, into: &findings))
+                for (index, tally) in group.spanning.enumerated() {
+                    let name = spanning.files[index].name
+                    if tally.isInvalidJSON { throw PassRetry(invalid: [name]) }
+                    tallies[index].add(tally)
+                    guard heldBack[name] == nil else { continue }
+                    if inserts == nil { deletions[index] += try self.deletions(by: tally.versions, session: session) }
+                    incoming.add(tally.versions)
+                }
+                for (source, tally) in zip(group.sources, group.tallies) {
+                    var held = heldBack[source.name]
+                    if held == nil, inserts == nil, !acceptDeletions.contains(source.name) {
+                        held = try massDeletionHold(
+                            deletions: try self.deletions(by: tally.versions, session: session), name: source.name,
+                            session: session, liveRecords: &findings.liveRecords)
+                    }
+                    review(
+                        source, tally: tally, previous: scan.known[source.name], hasWritten: scan.hasWritten,
+                        heldBack: held, session: session, now: now, into: &findings)
+                    if held == nil { incoming.add(tally.versions) }
                 }
                 if let merged = group.merged, let inserts {
-                    // Merged from the same versions (a first merge holds nothing back).
+                    // Merged from the same versions on another thread (a first merge holds nothing back).
                     for (record, line) in merged {
                         tally(from: nil, to: record, into: &findings.report)
                         try inserts.insert(record, as: line)
@@ -106,13 +109,24 @@ extension SyncDevice {
                     _ = try session.save(merged, at: now, isNew: held == nil)
                 }
             }
-            trace("groups merged")
+            // The files read first, now that every group gave its records.
+            for (index, source) in spanning.files.enumerated() {
+                var held = heldBack[source.name]
+                if held == nil, !acceptDeletions.contains(source.name) {
+                    held = try massDeletionHold(
+                        deletions: deletions[index], name: source.name, session: session,
+                        liveRecords: &findings.liveRecords)
+                    // Its records are merged already: the pass starts again without them.
+                    if let held { throw PassRetry(heldBack: [source.name: held]) }
+                }
+                review(
+                    source, tally: tallies[index], previous: scan.known[source.name], hasWritten: scan.hasWritten,
+                    heldBack: held, session: session, now: now, into: &findings)
+            }
             for row in findings.rows where row != findings.previousRows[row.name] { try session.save(row) }
             try session.markAbsent(except: findings.presentNames)
             let edited = try edit?(session, now)
             findings.report.conflicts = try session.recordsInConflict()
-            trace("planning")
-            defer { trace("planned") }
             return (try planPublication(session, findings: findings, now: now), edited)
         } }
         let (publication, edited): (Publication?, Edit?)
@@ -133,7 +147,6 @@ extension SyncDevice {
             (publication, edited) = try mergeAndStore()
         }
         findings.report.timings.merge = stopwatch.lap()
-        trace("committed")
         // Publish.
         if let publication {
             try publish(publication, findings: findings)
@@ -148,31 +161,24 @@ extension SyncDevice {
         // Freeing what was read (hundreds of thousands of versions after a first merge) takes a
         // tenth of a second: on another thread, so the report is not kept waiting; the daemon
         // then gives the memory back to the system.
-        let leftovers = (spanning, spanningReads)
         let returnsMemory = returnsMemoryAfterPasses
         DispatchQueue.global(qos: .utility).async {
-            withExtendedLifetime(leftovers) {}
+            withExtendedLifetime(spanning) {}
             if returnsMemory { MemoryAllocator.returnFreedMemory() }
         }
         return (report, edited)
     }
 
-    /// The digests of the lines the store holds where the changed files' records may be: what
-    /// their files hold line for line is skipped unread.
-    private func heldDigests(for changed: [(name: String, status: FileStatus)]) throws -> Set<ElementDigest> {
-        guard !changed.isEmpty else { return [] }
-        // A part's records are in its prefix; anything else may hold any record.
-        let suggested = changed.map { ReadingPlan.suggestedPart($0.name) ?? .whole }
-        let ranges = Set(suggested).filter { part in !suggested.contains { $0 != part && part.isWithin($0) } }
+    /// The digests of the lines the store holds under `prefix`: a group's records that its files
+    /// hold line for line are skipped unread.
+    func heldDigests(in prefix: PartPrefix) throws -> Set<ElementDigest> {
         var digests = Set<ElementDigest>()
         try store.reading { session in
-            for range in ranges {
-                try session.forEachLineDigest(in: range) { raw in
-                    digests.insert(
-                        ElementDigest(
-                            high: raw.loadUnaligned(fromByteOffset: 0, as: UInt64.self),
-                            low: raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self)))
-                }
+            try session.forEachLineDigest(in: prefix) { raw in
+                digests.insert(
+                    ElementDigest(
+                        high: raw.loadUnaligned(fromByteOffset: 0, as: UInt64.self),
+                        low: raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self)))
             }
         }
         return digests
@@ -216,46 +222,19 @@ extension SyncDevice {
     }
 }
 
-/// One group of a pass, read (and, for a first merge, merged) ahead of the transaction.
-private struct ReadGroup: Sendable {
-    /// The versions of the files read first that belong to this group.
-    var spanning: [ReadOnly.Version]
-    /// The group's own files, read.
-    var reads: [SourceRead]
-    /// Its records merged from the files alone (a first merge), with their lines.
-    var merged: [(record: ReadOnly.Record, line: StoredLine)]?
-    /// Files named like a part of this group that hold records of other groups.
-    var misplaced: [String] = []
+/// What a pass learned too late to act on (its records were merged already): it starts again,
+/// rolled back, knowing it from the start.
+struct PassRetry: Error, CustomStringConvertible {
+    /// Files named like a part that hold records of other groups: read first.
+    var readFirst: Set<String> = []
+    /// Files read first with a record element that is not valid JSON: not merged.
+    var invalid: Set<String> = []
+    /// Files read first that the mass-deletion valve holds back, with why.
+    var heldBack: [String: String] = [:]
 
-    init(
-        _ index: Int, plan: ReadingPlan, reader: SourceReader, held: Set<ElementDigest>, spanning: [ReadOnly.Version],
-        mergeAlone: Bool
-    ) {
-        let group = plan.groups[index]
-        self.spanning = spanning
-        reads = reader.read(group.files, skipping: held)
-        for read in reads {
-            guard case .read(let facts) = read.outcome, !facts.reading.part.isWithin(group.prefix) else { continue }
-            misplaced.append(read.name)
-        }
-        guard mergeAlone, misplaced.isEmpty else { return }
-        var incoming = IncomingVersions()
-        incoming.add(spanning)
-        for read in reads {
-            if case .read(let facts) = read.outcome { incoming.add(facts.reading.versions) }
-        }
-        var merged: [(record: ReadOnly.Record, line: StoredLine)] = []
-        incoming.forEachRecord { _, versions in
-            guard let record = RecordMerge.merge(versions) else { return }
-            merged.append((record, StoredLine(of: record)))
-        }
-        self.merged = merged
+    var description: String {
+        "read first: \(readFirst.sorted()), not valid JSON: \(invalid.sorted()), held back: \(heldBack.keys.sorted())"
     }
-}
-
-/// Files named like a part that hold records of other groups: the pass starts again, reading them first.
-private struct MisplacedParts: Error {
-    var names: [String]
 }
 
 /// Milliseconds between the phases of a pass.

@@ -19,14 +19,18 @@ struct ReadingPlan {
 
     /// Files read before the groups (their versions go to every group).
     var spanning: [File] = []
-    /// The groups, in id order: their prefix and the parts read with them.
-    var groups: [(prefix: PartPrefix, files: [File])] = []
+    /// The groups, in id order: their prefix, the parts read with them, and where the store's
+    /// lines that their records may equal are (to skip those records unread).
+    var groups: [(prefix: PartPrefix, files: [File], heldRanges: [PartPrefix])] = []
 
     /// A plan for `changed`; `readFirst` are files that turned out not to be the part their name suggests.
     init(_ changed: [File], readFirst: Set<String> = []) {
         let bytes = changed.reduce(Int64(0)) { $0 + $1.status.size }
         guard bytes >= Self.oneGroupBytes else {
-            if !changed.isEmpty { groups = [(PartPrefix.whole, changed)] }
+            // A part's records are in its prefix; a whole snapshot's may be anywhere.
+            let suggested = changed.map { Self.suggestedPart($0.name) ?? .whole }
+            let ranges = Set(suggested).filter { part in !suggested.contains { $0 != part && part.isWithin($0) } }
+            if !changed.isEmpty { groups = [(PartPrefix.whole, changed, ranges.sorted())] }
             return
         }
         var byGroup: [PartPrefix: [File]] = [:]
@@ -40,7 +44,16 @@ struct ReadingPlan {
         }
         // Every group, also those with no part changed: whole snapshots' versions go to each.
         let prefixes = spanning.isEmpty ? byGroup.keys.sorted() : PartPrefix.whole.childrenAt(digits: Self.groupDigits)
-        groups = prefixes.map { ($0, byGroup[$0] ?? []) }
+        groups = prefixes.map { ($0, byGroup[$0] ?? [], [$0]) }
+    }
+
+    /// The group holding `id`.
+    func group(of id: RecordID) -> Int {
+        guard groups.count > 1 else { return 0 }
+        let prefix = PartPrefix(of: id, digits: Self.groupDigits)
+        // With files read first, there is a group for every prefix, in order.
+        if groups.count == 1 << (4 * Self.groupDigits) { return Int(prefix.value) }
+        return groups.firstIndex { $0.prefix == prefix } ?? 0
     }
 
     /// The part a file's name suggests: `<device>.<1-4 upper-case hex digits>`, then `.json` or

@@ -5,50 +5,42 @@ import SnapshotFormat
 import SyncStore
 import Synchronization
 
-/// What reading one changed file of the shared folder gave a pass.
-struct SourceRead: Sendable {
+/// A changed file of the shared folder, opened by a pass: its top level read and its record
+/// elements found (each with its id), none of them parsed yet.
+struct OpenedSource: Sendable {
     /// The file's name in the folder.
     var name: String
     /// Its status when listed.
     var listed: FileStatus
-    /// What came of reading it.
-    var outcome: Outcome
+    var content: Content
 
-    enum Outcome: Sendable {
+    enum Content: Sendable {
         /// The file could not be read at all.
         case unreadable(SnapshotFileReadError)
         /// The file was read but is not a snapshot this device may merge.
         case invalid(SnapshotFileProblem, FileStatus)
-        /// The file was read; what it holds.
-        case read(SourceFacts)
+        /// Its elements found, their ids where plain; `header` is the reading of its top level.
+        case split([UInt8], SplitSnapshot, header: SnapshotReading, FileStatus)
+        /// Read whole by the reader's plain path (its top level is of an unusual shape).
+        case whole(SnapshotReading, bytes: [UInt8], FileStatus)
     }
 
     /// The status of the very file read, when it was opened.
     var status: FileStatus {
-        switch outcome {
+        switch content {
         case .unreadable: listed
-        case .invalid(_, let status): status
-        case .read(let facts): facts.status
+        case .invalid(_, let status), .split(_, _, _, let status), .whole(_, _, let status): status
         }
     }
-}
 
-/// A file read cleanly enough to merge: its top level, its versions and what was wrong with some.
-struct SourceFacts: Sendable {
-    /// The top level, the rejected records and the versions to merge: every valid version that
-    /// fits its schema, but those of records the store holds line for line (merging them
-    /// changes nothing).
-    var reading: SnapshotReading
-    /// The status of the file read.
-    var status: FileStatus
-    /// The file's bytes when it is under this device's name (to recognize what this device wrote).
-    var ownBytes: [UInt8]
-    /// Versions that do not fit their schema, each with why.
-    var schemaProblems: [String] = []
-    /// Versions whose schema version is newer than the schema files declare.
-    var newerSchemas = 0
-    /// Versions dated in this device's future, one warning per device.
-    var futureWarnings: [String] = []
+    /// The top level, when the file is a snapshot to merge.
+    var header: SnapshotReading? {
+        switch content {
+        case .unreadable, .invalid: nil
+        case .split(_, _, let header, _): header
+        case .whole(let reading, _, _): reading
+        }
+    }
 }
 
 /// A record element's digest: the first 16 bytes of the SHA-256 of its bytes. For a line this
@@ -68,18 +60,50 @@ struct ElementDigest: Hashable, Sendable {
             ($0.loadUnaligned(fromByteOffset: 0, as: UInt64.self), $0.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
         }
     }
+
+    // Already uniform: its first half is hash enough (a Dictionary of digests hashes each once).
+    func hash(into hasher: inout Hasher) { hasher.combine(high) }
 }
 
-/// How a pass reads a group of changed files: every file on every core, each distinct record
-/// element parsed once.
+/// What the records of one file gave in one group of a pass: the versions to merge and what was
+/// wrong with some. A file's tallies over every group make its outcome.
+struct SourceTally: Sendable {
+    /// The versions to merge: valid, in their part, fitting their schema.
+    var versions: [ReadOnly.Version] = []
+    /// Records rejected on their own.
+    var problems: [RecordProblem] = []
+    /// Versions that do not fit their schema, each with why.
+    var schemaProblems: [String] = []
+    /// Versions whose schema version is newer than the schema files declare.
+    var newerSchemas = 0
+    /// Versions dated in this device's future.
+    var futureDates: FutureDates
+    /// Whether a record element is not valid JSON: the whole file is not merged.
+    var isInvalidJSON = false
+
+    init(now: Timestamp, margin: Int64) {
+        futureDates = FutureDates(now: now, margin: margin)
+    }
+
+    /// Adds another group's tally of the same file.
+    mutating func add(_ other: SourceTally) {
+        problems += other.problems
+        schemaProblems += other.schemaProblems
+        newerSchemas += other.newerSchemas
+        futureDates.add(other.futureDates)
+        isInvalidJSON = isInvalidJSON || other.isInvalidJSON
+    }
+}
+
+/// How a pass reads its changed files (the speed of a pass lives here).
 ///
-/// In steps, each on every core: read each file and find its top level and its elements; digest
-/// every element; then, in order, skip an element the store holds line for line (its digest is
-/// a stored line's digest: merging it changes nothing), share one element's reading among
-/// files holding the same bytes (devices in step hold most records byte for byte), and parse
-/// the rest; last, put each file's reading together. A file whose elements cannot be found (not
-/// valid JSON at the top level, an unusual shape) is read whole by the reader's plain path,
-/// which gives the messages.
+/// Opening a file reads it whole and finds its top level and its record elements with their ids
+/// (``SnapshotReader/split(_:)``), on every core. The records are then read one group of ids at
+/// a time (``readGroup(_:)``): each element digested; skipped when the store holds it line for
+/// line (its digest is a stored line's: merging it changes nothing); read once when several
+/// files hold the same bytes (devices in step hold most records byte for byte); the rest parsed.
+/// A file whose top level is of an unusual shape is read whole by the reader's plain path, which
+/// also gives the messages of a file that is not valid JSON.
 struct SourceReader: Sendable {
     let folder: SharedFolder
     let device: DeviceID
@@ -88,203 +112,138 @@ struct SourceReader: Sendable {
     let now: Timestamp
     let clockSkewMargin: Int64
 
-    /// Reads `files` and returns what each gave, in order.
-    ///
-    /// - Parameter held: digests of the lines the store holds; elements with one are skipped.
-    func read(_ files: [(name: String, status: FileStatus)], skipping held: Set<ElementDigest>) -> [SourceRead] {
-        guard !files.isEmpty else { return [] }
-        let prepared = Mutex([Prepared?](repeating: nil, count: files.count))
+    /// Opens `files`, on every core, in order.
+    func open(_ files: [(name: String, status: FileStatus)]) -> [OpenedSource] {
+        let opened = Mutex([OpenedSource?](repeating: nil, count: files.count))
         DispatchQueue.concurrentPerform(iterations: files.count) { index in
-            let file = prepare(files[index].name)
-            prepared.withLock { $0[index] = file }
+            let file = open(files[index].name, listed: files[index].status)
+            opened.withLock { $0[index] = file }
         }
-        let ready = prepared.withLock { $0.map { $0! } }
-        trace("prepared \(files.count)")
-        let digests = digestElements(ready)
-        trace("digested")
-        // In order, so that the first file holding some bytes is the one that reads them.
-        var firstHolder: [ElementDigest: (file: Int, element: Int)] = [:]
-        var toParse: [(file: Int, element: Int)] = []
-        var plans: [[ElementPlan]] = []
-        for (fileIndex, file) in ready.enumerated() {
-            guard case .split = file else {
-                plans.append([])
-                continue
-            }
-            var plan: [ElementPlan] = []
-            plan.reserveCapacity(digests[fileIndex].count)
-            for (element, digest) in digests[fileIndex].enumerated() {
-                if held.contains(digest) {
-                    plan.append(.skip)
-                } else if let holder = firstHolder[digest] {
-                    plan.append(.same(as: holder.file, holder.element))
-                } else {
-                    firstHolder[digest] = (fileIndex, element)
-                    plan.append(.parse(toParse.count))
-                    toParse.append((fileIndex, element))
-                }
-            }
-            plans.append(plan)
-        }
-        firstHolder = [:]
-        trace("classified \(toParse.count)")
-        let parsed = parseElements(toParse, of: ready)
-        trace("parsed")
-        let plan = plans
-        let reads = Mutex([SourceRead?](repeating: nil, count: files.count))
-        DispatchQueue.concurrentPerform(iterations: files.count) { fileIndex in
-            let read = assemble(ready[fileIndex], name: files[fileIndex].name, listed: files[fileIndex].status) {
-                element in
-                switch plan[fileIndex][element] {
-                case .skip: return nil
-                case .parse(let at): return parsed[at]
-                case .same(let holderFile, let holderElement):
-                    guard case .parse(let at) = plan[holderFile][holderElement] else {
-                        preconditionFailure("an element shares the reading of one that is parsed")
-                    }
-                    return parsed[at]
-                }
-            }
-            reads.withLock { $0[fileIndex] = read }
-        }
-        trace("assembled")
-        return reads.withLock { $0.map { $0! } }
+        return opened.withLock { $0.map { $0! } }
     }
 
-    /// A file read and split, its elements not parsed yet.
-    private enum Prepared: Sendable {
-        case unreadable(SnapshotFileReadError)
-        case invalid(SnapshotFileProblem, FileStatus)
-        /// Its elements found; its top level read (valid).
-        case split([UInt8], SplitSnapshot, SnapshotReading, FileStatus)
-        /// To be read whole by the reader's plain path.
-        case whole([UInt8], FileStatus)
-    }
-
-    /// What becomes of one element of a split file.
-    private enum ElementPlan {
-        /// The store holds it line for line: not read.
-        case skip
-        /// Parsed; its reading is at this position of the parsed elements.
-        case parse(Int)
-        /// The same bytes as this element of an earlier file: its reading is shared.
-        case same(as: Int, Int)
-    }
-
-    private func prepare(_ name: String) -> Prepared {
+    private func open(_ name: String, listed: FileStatus) -> OpenedSource {
         let read: (bytes: [UInt8], status: FileStatus)
         do throws(SnapshotFileReadError) {
             read = try folder.readSnapshotBytes(name, limit: maxFileSize)
         } catch {
-            return .unreadable(error)
+            return OpenedSource(name: name, listed: listed, content: .unreadable(error))
         }
-        guard let split = SnapshotReader.split(read.bytes) else { return .whole(read.bytes, read.status) }
-        do throws(SnapshotFileProblem) {
-            let topLevel = try SnapshotReader.topLevel(of: split, fileName: name)
-            return .split(read.bytes, split, topLevel, read.status)
-        } catch {
-            return .invalid(error, read.status)
-        }
+        return OpenedSource(name: name, listed: listed, content: Self.content(name, read.bytes, read.status))
     }
 
-    /// Every split file's element digests, by file, in order: in chunks on every core.
-    private func digestElements(_ files: [Prepared]) -> [[ElementDigest]] {
-        let chunkSize = 2048
-        let chunks = files.enumerated().flatMap { index, file -> [(file: Int, range: Range<Int>)] in
-            guard case .split(_, let split, _, _) = file else { return [] }
-            return stride(from: 0, to: split.elements.count, by: chunkSize).map {
-                (index, $0..<min($0 + chunkSize, split.elements.count))
-            }
-        }
-        let done = Mutex([[ElementDigest]](repeating: [], count: chunks.count))
-        DispatchQueue.concurrentPerform(iterations: chunks.count) { chunk in
-            guard case .split(let bytes, let split, _, _) = files[chunks[chunk].file] else { return }
-            let digests = bytes.withUnsafeBytes { raw in
-                chunks[chunk].range.map { ElementDigest(of: UnsafeRawBufferPointer(rebasing: raw[split.elements[$0]])) }
-            }
-            done.withLock { $0[chunk] = digests }
-        }
-        var byFile = [[ElementDigest]](repeating: [], count: files.count)
-        for (chunk, digests) in done.withLock({ $0 }).enumerated() { byFile[chunks[chunk].file] += digests }
-        return byFile
-    }
-
-    /// Parses the elements `toParse`, in chunks on every core.
-    private func parseElements(_ toParse: [(file: Int, element: Int)], of files: [Prepared]) -> [ElementReading] {
-        let chunkSize = 512
-        let chunkCount = (toParse.count + chunkSize - 1) / chunkSize
-        let done = Mutex([[ElementReading]](repeating: [], count: chunkCount))
-        DispatchQueue.concurrentPerform(iterations: chunkCount) { chunk in
-            var buffers = ParserBuffers()
-            let range = (chunk * chunkSize)..<min(toParse.count, (chunk + 1) * chunkSize)
-            let readings = toParse[range].map { item -> ElementReading in
-                guard case .split(let bytes, let split, _, _) = files[item.file] else {
-                    preconditionFailure("only elements of split files are parsed")
-                }
-                return bytes.withUnsafeBufferPointer {
-                    SnapshotReader.readElement(
-                        of: UnsafeBufferPointer(rebasing: $0[split.elements[item.element]]), at: item.element,
-                        reusing: &buffers)
-                }
-            }
-            done.withLock { $0[chunk] = readings }
-        }
-        return done.withLock { $0.flatMap { $0 } }
-    }
-
-    /// One file's reading from its elements' readings (nil for a skipped element).
-    private func assemble(
-        _ file: Prepared, name: String, listed: FileStatus, element: (Int) -> ElementReading?
-    ) -> SourceRead {
-        switch file {
-        case .unreadable(let error):
-            return SourceRead(name: name, listed: listed, outcome: .unreadable(error))
-        case .invalid(let problem, let status):
-            return SourceRead(name: name, listed: listed, outcome: .invalid(problem, status))
-        case .whole(let bytes, let status):
-            return readWhole(name, bytes: bytes, listed: listed, status: status)
-        case .split(let bytes, let split, _, let status):
-            let elements = split.elements.indices.map(element)
-            let assembled: SnapshotReading?
+    /// A file's content: split, or else read whole by the plain path (which says what is wrong).
+    static func content(_ name: String, _ bytes: [UInt8], _ status: FileStatus) -> OpenedSource.Content {
+        if let split = SnapshotReader.split(bytes) {
             do throws(SnapshotFileProblem) {
-                assembled = try SnapshotReader.assemble(split, fileName: name, elements: elements)
+                return .split(bytes, split, header: try SnapshotReader.topLevel(of: split, fileName: name), status)
             } catch {
-                return SourceRead(name: name, listed: listed, outcome: .invalid(error, status))
+                return .invalid(error, status)
             }
-            // An element that is not valid JSON makes the whole file invalid: the plain path says why.
-            guard let reading = assembled else { return readWhole(name, bytes: bytes, listed: listed, status: status) }
-            return SourceRead(name: name, listed: listed, outcome: .read(facts(reading, bytes: bytes, status: status)))
         }
-    }
-
-    private func readWhole(_ name: String, bytes: [UInt8], listed: FileStatus, status: FileStatus) -> SourceRead {
-        do {
-            let reading = try SnapshotReader.read(bytes: bytes, fileName: name)
-            return SourceRead(name: name, listed: listed, outcome: .read(facts(reading, bytes: bytes, status: status)))
+        do throws(SnapshotFileProblem) {
+            return .whole(try SnapshotReader.read(bytes: bytes, fileName: name), bytes: bytes, status)
         } catch {
-            return SourceRead(name: name, listed: listed, outcome: .invalid(error, status))
+            return .invalid(error, status)
         }
     }
 
-    /// The facts of a file read: its versions checked against their schemas and this clock.
-    private func facts(_ reading: SnapshotReading, bytes: [UInt8], status: FileStatus) -> SourceFacts {
-        var facts = SourceFacts(reading: reading, status: status, ownBytes: reading.device == device ? bytes : [])
-        var dates = FutureDates(now: now, margin: clockSkewMargin)
-        var fitting: [ReadOnly.Version] = []
-        fitting.reserveCapacity(reading.versions.count)
-        for version in reading.versions {
-            dates.add(version)
-            if let violation = schemas.violation(of: version) {
-                facts.schemaProblems.append(
-                    "record \(version.id) (\(version.modifiedBy?.rawValue ?? "no device"), \(version.lastModified?.written ?? "no time")): \(violation)"
-                )
-                continue
+    /// The records of one group: elements of opened files, identified by file and index.
+    struct Group: Sendable {
+        /// For each file of the pass (by index), the indexes of its elements in this group.
+        var elements: [[Int]]
+        /// Versions already read (files read whole, elements whose id had to be parsed to be
+        /// known), by file index.
+        var versions: [[ReadOnly.Version]]
+    }
+
+    /// Reads the records of `group` from `files`: digests, skips, shares, parses, and checks them.
+    ///
+    /// - Parameter held: digests of the lines the store holds for these records; elements with
+    ///   one are skipped.
+    /// - Returns: one tally per file (by index).
+    func readGroup(_ group: Group, of files: [OpenedSource], held: Set<ElementDigest>) -> [SourceTally] {
+        var tallies = files.map { _ in SourceTally(now: now, margin: clockSkewMargin) }
+        // Digest every element, and decide which to parse: the first holder of some bytes.
+        var toParse: [(file: Int, element: Int)] = []
+        var plans: [[Int]] = Array(repeating: [], count: files.count)  // per file: -1 skip, else parsed index
+        var firstHolder: [ElementDigest: Int] = [:]
+        for (fileIndex, elements) in group.elements.enumerated() where !elements.isEmpty {
+            guard case .split(let bytes, let split, _, _) = files[fileIndex].content else { continue }
+            plans[fileIndex].reserveCapacity(elements.count)
+            bytes.withUnsafeBytes { raw in
+                for element in elements {
+                    let digest = ElementDigest(of: UnsafeRawBufferPointer(rebasing: raw[split.elements[element]]))
+                    if held.contains(digest) {
+                        plans[fileIndex].append(-1)
+                    } else if let parsed = firstHolder[digest] {
+                        plans[fileIndex].append(parsed)
+                    } else {
+                        firstHolder[digest] = toParse.count
+                        plans[fileIndex].append(toParse.count)
+                        toParse.append((fileIndex, element))
+                    }
+                }
             }
-            if schemas.newerVersionNote(for: version) != nil { facts.newerSchemas += 1 }
-            fitting.append(version)
         }
-        facts.reading.versions = fitting
-        facts.futureWarnings = dates.warnings()
-        return facts
+        var buffers = ParserBuffers()
+        let parsed = toParse.map { item -> ElementReading in
+            guard case .split(let bytes, let split, _, _) = files[item.file].content else {
+                preconditionFailure("only elements of split files are parsed")
+            }
+            return bytes.withUnsafeBufferPointer {
+                SnapshotReader.readElement(
+                    of: UnsafeBufferPointer(rebasing: $0[split.elements[item.element]]), at: item.element,
+                    reusing: &buffers)
+            }
+        }
+        for (fileIndex, elements) in group.elements.enumerated() where !elements.isEmpty {
+            guard let part = files[fileIndex].header?.part else { continue }
+            for (element, plan) in zip(elements, plans[fileIndex]) where plan >= 0 {
+                let reading = parsed[plan]
+                guard reading.isValidJSON else {
+                    tallies[fileIndex].isInvalidJSON = true
+                    break
+                }
+                take(reading.versions, problems: reading.problems, at: element, part: part, into: &tallies[fileIndex])
+            }
+        }
+        for (fileIndex, versions) in group.versions.enumerated() {
+            for version in versions { check(version, into: &tallies[fileIndex]) }
+        }
+        return tallies
+    }
+
+    /// Takes an element's versions into a file's tally: those of a record outside the file's
+    /// part are rejected, as are versions that do not fit their schema.
+    func take(
+        _ versions: [ReadOnly.Version], problems: [RecordProblem], at element: Int, part: PartPrefix,
+        into tally: inout SourceTally
+    ) {
+        for var problem in problems {
+            problem.recordIndex = element
+            tally.problems.append(problem)
+        }
+        if let first = versions.first, !part.contains(first.id) {
+            tally.problems.append(
+                RecordProblem(
+                    recordIndex: element, recordID: first.id.rawValue,
+                    rule: "record \(first.id) is not in part \(part.rawValue): a part holds only ids starting with \(part.rawValue)"))
+            return
+        }
+        for version in versions { check(version, into: &tally) }
+    }
+
+    /// Checks a version against its schema and this device's clock, and keeps it if it fits.
+    private func check(_ version: ReadOnly.Version, into tally: inout SourceTally) {
+        tally.futureDates.add(version)
+        if let violation = schemas.violation(of: version) {
+            tally.schemaProblems.append(
+                "record \(version.id) (\(version.modifiedBy?.rawValue ?? "no device"), \(version.lastModified?.written ?? "no time")): \(violation)"
+            )
+            return
+        }
+        if schemas.newerVersionNote(for: version) != nil { tally.newerSchemas += 1 }
+        tally.versions.append(version)
     }
 }

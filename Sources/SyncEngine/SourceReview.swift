@@ -30,14 +30,17 @@ struct OwnFileRead {
 }
 
 extension SyncDevice {
-    /// Takes one file read into the findings: its row, its outcome, its warnings. Returns the
-    /// versions to merge, none when the file is not merged (invalid, held back).
+    /// Takes one file read into the findings: its row, its outcome, its warnings.
+    ///
+    /// - Parameters:
+    ///   - tally: what its records gave, over every group.
+    ///   - heldBack: why the mass-deletion valve holds it back, if it does (nothing of it merges).
     func review(
-        _ read: SourceRead, previous: StoredSource?, hasWritten: Bool, session: StoreSession, now: Timestamp,
-        acceptDeletions: Set<String>, into findings: inout FolderFindings
-    ) -> [ReadOnly.Version] {
-        let name = read.name
-        let status = read.status
+        _ source: OpenedSource, tally: SourceTally, previous: StoredSource?, hasWritten: Bool, heldBack: String?,
+        session: StoreSession, now: Timestamp, into findings: inout FolderFindings
+    ) {
+        let name = source.name
+        let status = source.status
         var row = StoredSource(
             name: name, fileSystemDevice: status.fileSystemDevice, inode: status.inode, size: status.size,
             modifiedNanos: status.modifiedNanos, changedNanos: status.changedNanos, lastSeenAt: now.milliseconds)
@@ -53,30 +56,33 @@ extension SyncDevice {
             findings.rows.append(row)
             findings.report.sources.append(outcome)
         }
-        let facts: SourceFacts
-        switch read.outcome {
+        let reading: SnapshotReading
+        let bytes: [UInt8]
+        switch source.content {
         case .unreadable(let error):
             outcome.status =
                 if case .tooLarge = error { .rejected } else if case .notRegular = error { .ignored } else { .skipped }
             outcome.reason = error.description
             row.lastProblem = error.description
             logger.warning("source not read", metadata: ["source.name": "\(name)", "reason": "\(error)"])
-            return []
+            return
         case .invalid(let error, _):
             outcome.status = if case .misnamed = error { .rejected } else { .skipped }
             outcome.reason = error.description
             row.lastProblem = error.description
             logger.warning("source not merged", metadata: ["source.name": "\(name)", "reason": "\(error)"])
-            return []
-        case .read(let read):
-            facts = read
+            return
+        case .split(let content, _, let header, _):
+            (reading, bytes) = (header, content)
+        case .whole(let whole, let content, _):
+            (reading, bytes) = (whole, content)
         }
-        let reading = facts.reading
+        let problems = tally.problems.sorted { $0.recordIndex < $1.recordIndex }
         outcome.device = reading.device.rawValue
         outcome.role = reading.role == .own ? "own" : "copy"
         outcome.generation = reading.generation
         outcome.records = reading.recordCount
-        outcome.rejectedRecords = reading.problems.map(\.description) + facts.schemaProblems
+        outcome.rejectedRecords = problems.map(\.description) + tally.schemaProblems
         row.device = outcome.device
         row.role = outcome.role
         row.generation = reading.generation
@@ -89,51 +95,46 @@ extension SyncDevice {
             )
         }
         if reading.device == device {
-            let fileDigest = SHA256.hash(data: facts.ownBytes).hexString
-            if reading.role == .own, reading.problems.isEmpty {
+            let fileDigest = SHA256.hash(data: bytes).hexString
+            if reading.role == .own, problems.isEmpty {
                 findings.ownReads[reading.part] = OwnFileRead(
-                    generation: reading.generation, recordsDigest: PublishedLayout.recordsDigest(of: facts.ownBytes),
+                    generation: reading.generation, recordsDigest: PublishedLayout.recordsDigest(of: bytes),
                     fileDigest: fileDigest)
             }
-            if hasWritten, let impostor = try? impostorWarning(reading, bytes: facts.ownBytes, fileDigest: fileDigest, session: session) {
+            if hasWritten, let impostor = try? impostorWarning(reading, bytes: bytes, fileDigest: fileDigest, session: session) {
                 notes.append(impostor)
             }
         }
-        notes += facts.futureWarnings
-        if !acceptDeletions.contains(name),
-            let held = try? massDeletionHold(reading, name: name, session: session, liveRecords: &findings.liveRecords)
-        {
+        notes += tally.futureDates.warnings()
+        if let heldBack {
             outcome.status = .heldBack
-            outcome.reason = held
-            row.lastProblem = held
+            outcome.reason = heldBack
+            row.lastProblem = heldBack
             // A held-back file is read again on every pass until it is let through.
             row.size = -1
-            findings.report.warnings.append("\(name): \(held)")
-            logger.warning("source held back", metadata: ["source.name": "\(name)", "reason": "\(held)"])
-            return []
+            findings.report.warnings.append("\(name): \(heldBack)")
+            logger.warning("source held back", metadata: ["source.name": "\(name)", "reason": "\(heldBack)"])
+            return
         }
-        row.lastProblem =
-            reading.problems.isEmpty
-            ? nil : "\(reading.problems.count) record(s) rejected, first: \(reading.problems[0])"
-        if !facts.schemaProblems.isEmpty {
+        row.lastProblem = problems.isEmpty ? nil : "\(problems.count) record(s) rejected, first: \(problems[0])"
+        if !tally.schemaProblems.isEmpty {
             let note =
-                "\(facts.schemaProblems.count) version(s) do not fit their schema, first: \(facts.schemaProblems[0])"
+                "\(tally.schemaProblems.count) version(s) do not fit their schema, first: \(tally.schemaProblems[0])"
             row.lastProblem = row.lastProblem.map { $0 + "; " + note } ?? note
             // Read again on every pass: once the schema files change, the versions merge.
             row.size = -1
         }
-        if facts.newerSchemas > 0 {
+        findings.report.warnings += notes.map { "\(name): \($0)" }
+        if tally.newerSchemas > 0 {
             notes.append(
-                "\(facts.newerSchemas) version(s) carry a schemaVersion newer than the schema files declare: merged unchecked, kept verbatim"
+                "\(tally.newerSchemas) version(s) carry a schemaVersion newer than the schema files declare: merged unchecked, kept verbatim"
             )
         }
         row.lastWarning = notes.isEmpty ? nil : notes.joined(separator: "; ")
         outcome.warning = row.lastWarning
-        findings.report.warnings += notes.filter { !$0.contains("schemaVersion newer") }.map { "\(name): \($0)" }
-        for problem in reading.problems {
+        for problem in problems {
             logger.warning("record rejected", metadata: ["source.name": "\(name)", "record.problem": "\(problem)"])
         }
-        return reading.versions
     }
 
     /// A loud warning when a file under this device's name is not one this device wrote.

@@ -3,34 +3,29 @@ import SnapshotMerge
 import SyncStore
 
 extension SyncDevice {
-    /// Why a source must be held back, nil when it may merge: it would turn more than the set
-    /// share of the live records into tombstones at once (and at least the set minimum).
-    ///
-    /// - Parameter liveRecords: the store's live records before the pass, read when first needed.
-    func massDeletionHold(
-        _ reading: SnapshotReading, name: String, session: StoreSession, liveRecords: inout Int?
-    ) throws -> String? {
-        let safety = settings.safety
-        guard safety.massDeletionShare < 1 else { return nil }
-        var tombstonesByID: [RecordID: [ReadOnly.Version]] = [:]
-        for version in reading.versions where version.deleted {
-            tombstonesByID[version.id, default: []].append(version)
-        }
-        guard tombstonesByID.count >= safety.massDeletionMinimum else { return nil }
-        if liveRecords == nil { liveRecords = try session.counts().live }
-        let live = liveRecords ?? 0
-        // Only live records can be deleted: fewer than the minimum (a first merge) can hold nothing back.
-        guard live >= safety.massDeletionMinimum else { return nil }
-        let versionsByID = Dictionary(grouping: reading.versions.filter { tombstonesByID[$0.id] != nil }, by: \.id)
+    /// How many live records `versions` (of one file) would turn into tombstones.
+    func deletions(by versions: [ReadOnly.Version], session: StoreSession) throws -> Int {
+        guard settings.safety.massDeletionShare < 1 else { return 0 }
+        let tombstoned = Set(versions.lazy.filter(\.deleted).map(\.id))
+        guard !tombstoned.isEmpty else { return 0 }
         var deletions = 0
-        for (id, versions) in versionsByID {
+        for (id, versions) in Dictionary(grouping: versions.filter { tombstoned.contains($0.id) }, by: \.id) {
             guard let held = try session.record(id), !held.version.deleted else { continue }
             if RecordMerge.merge(held: held, incoming: versions)?.version.deleted == true { deletions += 1 }
         }
-        guard deletions >= safety.massDeletionMinimum, Double(deletions) > safety.massDeletionShare * Double(live)
-        else {
-            return nil
-        }
+        return deletions
+    }
+
+    /// Why a file must be held back, nil when it may merge: it would turn more than the set share
+    /// of the live records into tombstones at once (and at least the set minimum).
+    ///
+    /// - Parameter liveRecords: the store's live records before the pass, read when first needed.
+    func massDeletionHold(deletions: Int, name: String, session: StoreSession, liveRecords: inout Int?) throws -> String? {
+        let safety = settings.safety
+        guard safety.massDeletionShare < 1, deletions >= safety.massDeletionMinimum else { return nil }
+        if liveRecords == nil { liveRecords = try session.counts().live }
+        let live = liveRecords ?? 0
+        guard Double(deletions) > safety.massDeletionShare * Double(live) else { return nil }
         return
             "it would delete \(deletions) of the \(live) live records at once, so it is held back and nothing from it is merged; if the deletions are meant, run: syncctl merge --accept-deletions '\(name)'"
     }
@@ -42,9 +37,9 @@ extension SyncDevice {
     }
 }
 
-/// The versions of one file dated more than the margin in this device's future, by device: what
-/// ``SyncDevice/futureVersionWarnings(_:now:)`` reports, gathered a version at a time (a first
-/// merge read through a window sees a file's versions in pieces, on several threads).
+/// The versions of one file dated more than the margin in this device's future, by device,
+/// gathered a version at a time (a pass reads a file's records one group at a time): they still
+/// merge (the contract's last-writer-wins), but a wrong clock is found instead of silently winning.
 struct FutureDates: Sendable {
     let now: Timestamp
     private let limit: Int64
@@ -60,13 +55,6 @@ struct FutureDates: Sendable {
         let device = version.modifiedBy?.rawValue ?? "(unnamed device)"
         let seen = latestByDevice[device]
         latestByDevice[device] = ((seen?.count ?? 0) + 1, max(seen?.latest ?? stamp, stamp))
-    }
-
-    /// The same limit, with no version yet.
-    func emptied() -> FutureDates {
-        var empty = self
-        empty.latestByDevice = [:]
-        return empty
     }
 
     /// Takes in what another part of the same file gave.
