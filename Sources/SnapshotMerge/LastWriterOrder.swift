@@ -12,6 +12,43 @@ public enum LastWriterOrder {
 
     /// -1, 0 or 1 as `lhs` sorts before, equal to or after `rhs`.
     public static func compare(_ lhs: ReadOnly.Version, _ rhs: ReadOnly.Version) -> Int {
+        let stamps = compareStamps(lhs, rhs)
+        if stamps != 0 { return stamps }
+        // The same version read from several files is the common tie: no bytes needed for it.
+        if lhs == rhs { return 0 }
+        // Ties this deep are rare: only now pay for the canonical bytes.
+        return compareBytes(lhs.canonicalBytes, rhs.canonicalBytes)
+    }
+
+    /// The greatest version, or nil for none.
+    public static func greatest(_ versions: some Sequence<ReadOnly.Version>) -> ReadOnly.Version? {
+        var greatest = GreatestVersion()
+        for version in versions { greatest.offer(version) }
+        return greatest.version
+    }
+
+    /// The versions sorted greatest first, the order of a record's `conflicts`.
+    ///
+    /// Each version's canonical bytes are made at most once, and only for versions that tie on
+    /// everything before them: a sort that made them in each comparison would cost a serialization
+    /// per comparison when a hostile file stamps every version alike.
+    public static func greatestFirst(_ versions: [ReadOnly.Version]) -> [ReadOnly.Version] {
+        var sorted = versions.sorted { compareStamps($0, $1) > 0 }
+        var start = sorted.startIndex
+        while start < sorted.endIndex {
+            var end = start + 1
+            while end < sorted.endIndex && compareStamps(sorted[start], sorted[end]) == 0 { end += 1 }
+            if end - start > 1 {
+                let tied = sorted[start..<end].map { (version: $0, bytes: $0.canonicalBytes) }
+                sorted[start..<end] = ArraySlice(tied.sorted { compareBytes($0.bytes, $1.bytes) > 0 }.map(\.version))
+            }
+            start = end
+        }
+        return sorted
+    }
+
+    /// The order without its last tie-break: `lastModified`, `modifiedBy`, `deleted`.
+    static func compareStamps(_ lhs: ReadOnly.Version, _ rhs: ReadOnly.Version) -> Int {
         if lhs.lastModified != rhs.lastModified {
             guard let left = lhs.lastModified else { return -1 }
             guard let right = rhs.lastModified else { return 1 }
@@ -23,22 +60,12 @@ public enum LastWriterOrder {
             return left < right ? -1 : 1
         }
         if lhs.deleted != rhs.deleted { return lhs.deleted ? 1 : -1 }
-        // The same version read from several files is the common tie: no bytes needed for it.
-        if lhs == rhs { return 0 }
-        // Ties this deep are rare: only now pay for the canonical bytes.
-        let left = lhs.canonicalBytes
-        let right = rhs.canonicalBytes
+        return 0
+    }
+
+    /// The last tie-break: canonical bytes compared as bytes.
+    static func compareBytes(_ left: [UInt8], _ right: [UInt8]) -> Int {
         if left == right { return 0 }
         return left.lexicographicallyPrecedes(right) ? -1 : 1
-    }
-
-    /// The greatest version, or nil for none.
-    public static func greatest(_ versions: some Sequence<ReadOnly.Version>) -> ReadOnly.Version? {
-        versions.max(by: precedes)
-    }
-
-    /// The versions sorted greatest first, the order of a record's `conflicts`.
-    public static func greatestFirst(_ versions: [ReadOnly.Version]) -> [ReadOnly.Version] {
-        versions.sorted { precedes($1, $0) }
     }
 }
