@@ -29,38 +29,29 @@ public enum LastWriterOrder {
 
     /// The versions sorted greatest first, the order of a record's `conflicts`.
     ///
-    /// Each version's canonical bytes are made at most once, and only for versions that tie on
-    /// everything before them: a sort that made them in each comparison would cost a serialization
-    /// per comparison when a hostile file stamps every version alike.
+    /// The stamps are read once into an array of their own, so that the sort does not reach into
+    /// each version's storage in every comparison; each version's canonical bytes are made at most
+    /// once, and only for versions that tie on everything before them (a sort that made them in
+    /// each comparison would serialize twice per comparison when a hostile file stamps alike).
     public static func greatestFirst(_ versions: [ReadOnly.Version]) -> [ReadOnly.Version] {
-        var sorted = versions.sorted { compareStamps($0, $1) > 0 }
-        var start = sorted.startIndex
-        while start < sorted.endIndex {
+        let stamps = versions.map(LastWriterStamps.init)
+        var order = versions.indices.sorted { stamps[$0].compare(stamps[$1]) > 0 }
+        var start = order.startIndex
+        while start < order.endIndex {
             var end = start + 1
-            while end < sorted.endIndex && compareStamps(sorted[start], sorted[end]) == 0 { end += 1 }
+            while end < order.endIndex && stamps[order[start]].compare(stamps[order[end]]) == 0 { end += 1 }
             if end - start > 1 {
-                let tied = sorted[start..<end].map { (version: $0, bytes: $0.canonicalBytes) }
-                sorted[start..<end] = ArraySlice(tied.sorted { compareBytes($0.bytes, $1.bytes) > 0 }.map(\.version))
+                let tied = order[start..<end].map { (index: $0, bytes: versions[$0].canonicalBytes) }
+                order[start..<end] = ArraySlice(tied.sorted { compareBytes($0.bytes, $1.bytes) > 0 }.map(\.index))
             }
             start = end
         }
-        return sorted
+        return order.map { versions[$0] }
     }
 
     /// The order without its last tie-break: `lastModified`, `modifiedBy`, `deleted`.
     static func compareStamps(_ lhs: ReadOnly.Version, _ rhs: ReadOnly.Version) -> Int {
-        if lhs.lastModified != rhs.lastModified {
-            guard let left = lhs.lastModified else { return -1 }
-            guard let right = rhs.lastModified else { return 1 }
-            return left < right ? -1 : 1
-        }
-        if lhs.modifiedBy != rhs.modifiedBy {
-            guard let left = lhs.modifiedBy else { return -1 }
-            guard let right = rhs.modifiedBy else { return 1 }
-            return left < right ? -1 : 1
-        }
-        if lhs.deleted != rhs.deleted { return lhs.deleted ? 1 : -1 }
-        return 0
+        LastWriterStamps(lhs).compare(LastWriterStamps(rhs))
     }
 
     /// The last tie-break: canonical bytes compared as bytes.

@@ -35,6 +35,7 @@ public enum RecordMerge {
         }
         // Step 1's identical vectors and step 2: only the greatest of each vector, and of the vector-less.
         var greatestByVector: [VersionVector: GreatestVersion] = [:]
+        greatestByVector.reserveCapacity(versions.count)
         var greatestLegacy = GreatestVersion()
         for version in versions {
             if version.hasVector {

@@ -8,15 +8,19 @@ import Testing
 /// `MERGE_TIMING` is set, and means something only in a release build:
 ///
 ///     MERGE_TIMING=10000 swift test -c release -Xswiftc -enable-testing --filter MergeTimingTests
+///
+/// `MERGE_TIMING_ONLY=chain` keeps the shapes whose name contains "chain".
 @Suite("Merge timing (prints only; set MERGE_TIMING=n)")
 struct MergeTimingTests {
     static let size = ProcessInfo.processInfo.environment["MERGE_TIMING"].flatMap { Int($0) }
+    /// Only the shapes whose name contains `MERGE_TIMING_ONLY`, when it is set.
+    static let only = ProcessInfo.processInfo.environment["MERGE_TIMING_ONLY"]
 
     @Test("Each hostile shape's merge time at n and 10n versions", .enabled(if: size != nil))
     func printTimes() {
         let n = Self.size ?? 0
         print("shape | n | ms at n | ms at 10n | ratio")
-        for shape in HostileShape.all {
+        for shape in HostileShape.all where Self.only.map(shape.name.contains) ?? true {
             var milliseconds: [Double] = []
             for size in [n, 10 * n] {
                 let versions = shape.make(size).versions
