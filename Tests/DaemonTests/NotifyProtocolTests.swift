@@ -21,7 +21,8 @@ extension DaemonTests {
         try daemon.waitUntilReady()
         let readyAt = Date()
         let pingsAfterReady = {
-            daemon.notify.messages.drop { $0.text != "READY=1" }.dropFirst().filter { $0.text == "WATCHDOG=1" }.map(\.at)
+            daemon.notify.messages.drop { $0.text != "READY=1" }.dropFirst()
+                .filter { $0.text == "WATCHDOG=1" }.map(\.at)
         }
         let pinged = eventually(within: 30) { pingsAfterReady().count >= 4 }
         // Then it pings the watchdog after READY=1, at about half WATCHDOG_USEC (200 ms): never
@@ -137,7 +138,8 @@ extension DaemonTests {
             let silences = Self.gaps([start] + pings + [end])
             #expect((silences.max() ?? 0) <= merge / 2, "silences during a \(merge) s merge: \(silences)")
             let median = Self.median(Self.gaps(pings))
-            #expect(median >= interval / 2 && median <= 4 * interval, "median gap \(median) s; gaps \(Self.gaps(pings))")
+            #expect(
+                median >= interval / 2 && median <= 4 * interval, "median gap \(median) s; gaps \(Self.gaps(pings))")
         }
         #expect(daemon.stop() == 0, "\(daemon.log)")
     }

@@ -52,15 +52,19 @@ struct HostileShape: Sendable, CustomTestStringConvertible {
         return (versions, 1)
     }
 
-    static let narrowUnderWide = HostileShape(name: "n narrow versions under two concurrent vectors of n devices") { n in
+    static let narrowUnderWide = HostileShape(name: "n narrow versions under two concurrent vectors of n devices") {
+        n in
         let wide = Dictionary(uniqueKeysWithValues: (0..<n).map { ("d\($0)", Int64(2)) })
-        var top = [version(n, by: "x", vector: wide.merging(["x": 1]) { $1 }),
-                   version(n + 1, by: "y", vector: wide.merging(["y": 1]) { $1 })]
+        var top = [
+            version(n, by: "x", vector: wide.merging(["x": 1]) { $1 }),
+            version(n + 1, by: "y", vector: wide.merging(["y": 1]) { $1 }),
+        ]
         top += (0..<n).map { version($0, by: "d\($0)", vector: ["d\($0)": 1]) }
         return (top, 2)
     }
 
-    static let identicalVectors = HostileShape(name: "n versions of one vector, stamped alike, content differing") { n in
+    static let identicalVectors = HostileShape(name: "n versions of one vector, stamped alike, content differing") {
+        n in
         ((0..<n).map { version(0, by: "a", vector: ["a": 3, "b": 1], value: $0) }, 1)
     }
 
@@ -68,7 +72,8 @@ struct HostileShape: Sendable, CustomTestStringConvertible {
         ((0..<n).map { version(0, by: "old", vector: [:], value: $0) }, 1)
     }
 
-    static let stampedAlike = HostileShape(name: "n concurrent versions stamped alike (order by canonical bytes)") { n in
+    static let stampedAlike = HostileShape(name: "n concurrent versions stamped alike (order by canonical bytes)") {
+        n in
         ((0..<n).map { version(0, by: "x", vector: ["d\($0)": 1], value: $0) }, n)
     }
 
@@ -110,7 +115,8 @@ struct HostileShape: Sendable, CustomTestStringConvertible {
     static func renamed(_ version: ReadOnly.Version, prefix: String) -> ReadOnly.Version {
         var renamed = version
         renamed.versionVector = Make.vector(
-            Dictionary(uniqueKeysWithValues: version.versionVector.entries.map { ("\(prefix).\($0.device)", $0.count) }))
+            Dictionary(uniqueKeysWithValues: version.versionVector.entries.map { ("\(prefix).\($0.device)", $0.count) })
+        )
         return renamed
     }
 }

@@ -1,8 +1,9 @@
 import PropertyBased
 import SnapshotFormat
-@testable import SnapshotMerge
-import Testing
 import TestSupport
+import Testing
+
+@testable import SnapshotMerge
 
 /// The merge of one record is near-linear in the size of its versions for every hostile shape, and
 /// gives exactly what the contract's text gives (`ContractReading`, the quadratic reference).
@@ -42,7 +43,8 @@ struct LinearMergeTests {
             let kept = sweep.undominated() ?? []
             // Then it compared at most two counts per entry of the input (a quadratic sweep would
             // compare about n^2 / 2), and kept the shape's survivors
-            #expect(sweep.steps <= 2 * sweep.entryCount, "n = \(n): \(sweep.steps) steps for \(sweep.entryCount) entries")
+            #expect(
+                sweep.steps <= 2 * sweep.entryCount, "n = \(n): \(sweep.steps) steps for \(sweep.entryCount) entries")
             #expect(kept.count <= held)
             // And the whole merge, under the standard limit, holds them
             let merged = try RecordMerge.merge(versions, limit: .standard)
@@ -74,8 +76,12 @@ struct LinearMergeTests {
         let refusal = RecordMergeError.tooEntangled(Make.id, versions: 401, devices: 3, steps: 1_000 + 3 * 401)
 
         // When it is merged under that limit, then it is refused, whole, and says why
-        #expect(Self.refusal { () throws(RecordMergeError) in try RecordMerge.merge(versions, limit: limit) } == refusal)
-        #expect(Self.refusal { () throws(RecordMergeError) in try RecordMerge.merge(held: held, incoming: versions, limit: limit) } == refusal)
+        #expect(
+            Self.refusal { () throws(RecordMergeError) in try RecordMerge.merge(versions, limit: limit) } == refusal)
+        #expect(
+            Self.refusal { () throws(RecordMergeError) in
+                try RecordMerge.merge(held: held, incoming: versions, limit: limit)
+            } == refusal)
         #expect(refusal.description.contains(Make.id.rawValue) && refusal.description.contains("401 versions"))
 
         // And under the standard limit, or none, it merges to the contract's result
@@ -94,7 +100,9 @@ struct LinearMergeTests {
         }
     }
 
-    @Test("Random records of every shape merge exactly as the quadratic reference says, and the sweep keeps exactly the undominated vectors")
+    @Test(
+        "Random records of every shape merge exactly as the quadratic reference says, and the sweep keeps exactly the undominated vectors"
+    )
     func mergeEqualsTheReference() async {
         await propertyCheck(count: 300, input: RandomRecordInput.generator) { input in
             // Given a record's versions: random ones and small hostile shapes, shuffled

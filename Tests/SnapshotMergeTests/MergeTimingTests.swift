@@ -32,7 +32,8 @@ struct MergeTimingTests {
                 milliseconds.append(Double(best.components.seconds) * 1e3 + Double(best.components.attoseconds) / 1e15)
             }
             let ratio = milliseconds[1] / max(milliseconds[0], 0.001)
-            print(String(format: "%@ | %d | %.1f | %.1f | %.1f", shape.name, n, milliseconds[0], milliseconds[1], ratio))
+            print(
+                String(format: "%@ | %d | %.1f | %.1f | %.1f", shape.name, n, milliseconds[0], milliseconds[1], ratio))
         }
     }
 }

@@ -1,7 +1,8 @@
 import PropertyBased
 import SnapshotFormat
-@testable import SnapshotMerge
 import Testing
+
+@testable import SnapshotMerge
 
 /// The operations the merge and local edits build on, checked against their definitions on random
 /// inputs: each was rewritten so that a wide vector, or thousands of versions, costs linear time.
@@ -20,8 +21,10 @@ struct VectorOperationTests {
             for left in vectors {
                 for right in vectors {
                     // Then domination is the contract's (an empty vector is dominated by any other)
-                    let byDefinition = right.isEmpty ? false : left.isEmpty ? true : ContractReading.dominated(left, by: right)
-                    #expect(left.isDominated(by: right) == byDefinition, "\(Self.counts(left)) by \(Self.counts(right))")
+                    let byDefinition =
+                        right.isEmpty ? false : left.isEmpty ? true : ContractReading.dominated(left, by: right)
+                    #expect(
+                        left.isDominated(by: right) == byDefinition, "\(Self.counts(left)) by \(Self.counts(right))")
                     // And merged(with:) is the pointwise maximum
                     let maximum = Self.counts(left).merging(Self.counts(right), uniquingKeysWith: max)
                     #expect(Self.counts(left.merged(with: right)) == maximum)
@@ -39,7 +42,8 @@ struct VectorOperationTests {
 
     @Test("Setting a device's count keeps the entries in device order, and a count of 0 removes the device")
     func settingCounts() async {
-        await propertyCheck(count: 200, input: zip(Gen.int(in: 0...5), Gen.int64(in: 0...3)).array(of: 0...20)) { writes in
+        await propertyCheck(count: 200, input: zip(Gen.int(in: 0...5), Gen.int64(in: 0...3)).array(of: 0...20)) {
+            writes in
             // Given an empty vector and a dictionary
             var vector = VersionVector()
             var model: [String: Int64] = [:]
