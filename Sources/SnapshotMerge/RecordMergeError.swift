@@ -13,7 +13,7 @@ public enum RecordMergeError: Error, Hashable, Sendable, CustomStringConvertible
     public var description: String {
         switch self {
         case .tooEntangled(let id, let versions, let devices, let steps):
-            "record \(id) is not merged: its \(versions) versions have version vectors over \(devices) devices so entangled that merging them would take more than \(steps) comparisons (a shape only a broken or hostile writer makes); what was held for it stays as it was. remove the shared-folder file that carries them, or resolve the record on the device that wrote them (a resolution makes them cheap to merge); see docs/hostile-input.md"
+            "record \(id) is not merged: its \(versions) versions have version vectors over \(devices) devices so entangled that merging them would take more than \(steps) comparisons (a shape only a broken or hostile writer makes); what was held for it stays as it was. Remove the shared-folder file that carries them, or resolve the record on the device that wrote them (a resolution makes them cheap to merge); see docs/hostile-input.md"
         }
     }
 }

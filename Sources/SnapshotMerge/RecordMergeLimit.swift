@@ -19,7 +19,7 @@ public struct RecordMergeLimit: Hashable, Sendable {
         self.stepsPerEntry = stepsPerEntry
     }
 
-    /// What the engine uses: about a second of comparing on a slow machine for the worst shape,
+    /// What the engine uses: about a third of a second of comparing on this project's machines,
     /// far above what any record written by the contract's rules needs.
     public static let standard = RecordMergeLimit(baseSteps: 50_000_000, stepsPerEntry: 32)
 
