@@ -6,10 +6,11 @@ import SnapshotFormat
 /// in byte order, an absent device counting 0). Whatever dominates a vector sorts before it there,
 /// so when a vector comes up, everything that could dominate it has been seen, and it is enough to
 /// look at the antichain kept so far: a dominator that was itself dominated has a kept dominator.
-/// Two cheap tests settle most vectors without comparing them with anything:
+/// Two rules keep the comparing small:
 ///
-/// - a vector with a count above every kept vector's count for that device is kept: nothing kept
-///   reaches it there (a vector with a device of its own, a 2-device antichain in this order);
+/// - a vector with a count above every kept vector's count for that device is kept without
+///   comparing: nothing kept reaches it there (a vector with a device of its own, every vector of
+///   a 2-device antichain in this order);
 /// - otherwise only kept vectors holding its rarest device can dominate it (a dominator holds all
 ///   of its devices), and those are compared, most recently kept first, each comparison stopping at
 ///   the first count that is not reached.
