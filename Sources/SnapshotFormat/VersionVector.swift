@@ -42,30 +42,67 @@ public struct VersionVector: Hashable, Sendable {
 
     /// The count for a device, 0 when absent.
     public subscript(device: DeviceID) -> Int64 {
-        get { entries.first { $0.device == device }?.count ?? 0 }
+        get {
+            let index = firstIndex(notBefore: device)
+            return index < entries.count && entries[index].device == device ? entries[index].count : 0
+        }
         set {
-            if let index = entries.firstIndex(where: { $0.device == device }) {
+            let index = firstIndex(notBefore: device)
+            if index < entries.count && entries[index].device == device {
                 if newValue > 0 { entries[index].count = newValue } else { entries.remove(at: index) }
             } else if newValue > 0 {
-                let at = entries.firstIndex { device < $0.device } ?? entries.count
-                entries.insert(Entry(device: device, count: newValue), at: at)
+                entries.insert(Entry(device: device, count: newValue), at: index)
             }
         }
     }
 
     /// Whether every count here is <= the other's and the vectors differ.
     public func isDominated(by other: VersionVector) -> Bool {
-        guard self != other else { return false }
-        return entries.allSatisfy { $0.count <= other[$0.device] }
+        // A dominator holds every device this vector holds, and more or higher counts.
+        guard entries.count <= other.entries.count else { return false }
+        var differs = entries.count < other.entries.count
+        for entry in entries {
+            let theirs = other[entry.device]
+            guard entry.count <= theirs else { return false }
+            if entry.count < theirs { differs = true }
+        }
+        return differs
     }
 
     /// The pointwise maximum of two vectors.
     public func merged(with other: VersionVector) -> VersionVector {
-        var result = self
-        for entry in other.entries where entry.count > result[entry.device] {
-            result[entry.device] = entry.count
+        var result: [Entry] = []
+        result.reserveCapacity(max(entries.count, other.entries.count))
+        var (mine, theirs) = (entries[...], other.entries[...])
+        while let left = mine.first, let right = theirs.first {
+            if left.device == right.device {
+                result.append(Entry(device: left.device, count: max(left.count, right.count)))
+                mine = mine.dropFirst()
+                theirs = theirs.dropFirst()
+            } else if left.device < right.device {
+                result.append(left)
+                mine = mine.dropFirst()
+            } else {
+                result.append(right)
+                theirs = theirs.dropFirst()
+            }
         }
-        return result
+        result += mine
+        result += theirs
+        var merged = VersionVector()
+        merged.entries = result
+        return merged
+    }
+
+    /// The position of `device` in ``entries``, or where it would go: found by halving, since a
+    /// vector may hold thousands of devices and callers look up each device of another vector.
+    private func firstIndex(notBefore device: DeviceID) -> Int {
+        var (low, high) = (0, entries.count)
+        while low < high {
+            let middle = (low + high) / 2
+            if entries[middle].device < device { low = middle + 1 } else { high = middle }
+        }
+        return low
     }
 
     /// The vector as a JSON object (device ID to count).

@@ -12,33 +12,51 @@ public enum LastWriterOrder {
 
     /// -1, 0 or 1 as `lhs` sorts before, equal to or after `rhs`.
     public static func compare(_ lhs: ReadOnly.Version, _ rhs: ReadOnly.Version) -> Int {
-        if lhs.lastModified != rhs.lastModified {
-            guard let left = lhs.lastModified else { return -1 }
-            guard let right = rhs.lastModified else { return 1 }
-            return left < right ? -1 : 1
-        }
-        if lhs.modifiedBy != rhs.modifiedBy {
-            guard let left = lhs.modifiedBy else { return -1 }
-            guard let right = rhs.modifiedBy else { return 1 }
-            return left < right ? -1 : 1
-        }
-        if lhs.deleted != rhs.deleted { return lhs.deleted ? 1 : -1 }
+        let stamps = compareStamps(lhs, rhs)
+        if stamps != 0 { return stamps }
         // The same version read from several files is the common tie: no bytes needed for it.
         if lhs == rhs { return 0 }
         // Ties this deep are rare: only now pay for the canonical bytes.
-        let left = lhs.canonicalBytes
-        let right = rhs.canonicalBytes
-        if left == right { return 0 }
-        return left.lexicographicallyPrecedes(right) ? -1 : 1
+        return compareBytes(lhs.canonicalBytes, rhs.canonicalBytes)
     }
 
     /// The greatest version, or nil for none.
     public static func greatest(_ versions: some Sequence<ReadOnly.Version>) -> ReadOnly.Version? {
-        versions.max(by: precedes)
+        var greatest = GreatestVersion()
+        for version in versions { greatest.offer(version) }
+        return greatest.version
     }
 
     /// The versions sorted greatest first, the order of a record's `conflicts`.
+    ///
+    /// The stamps are read once into an array of their own, so that the sort does not reach into
+    /// each version's storage in every comparison; each version's canonical bytes are made at most
+    /// once, and only for versions that tie on everything before them (a sort that made them in
+    /// each comparison would serialize twice per comparison when a hostile file stamps alike).
     public static func greatestFirst(_ versions: [ReadOnly.Version]) -> [ReadOnly.Version] {
-        versions.sorted { precedes($1, $0) }
+        let stamps = versions.map(LastWriterStamps.init)
+        var order = versions.indices.sorted { stamps[$0].compare(stamps[$1]) > 0 }
+        var start = order.startIndex
+        while start < order.endIndex {
+            var end = start + 1
+            while end < order.endIndex && stamps[order[start]].compare(stamps[order[end]]) == 0 { end += 1 }
+            if end - start > 1 {
+                let tied = order[start..<end].map { (index: $0, bytes: versions[$0].canonicalBytes) }
+                order[start..<end] = ArraySlice(tied.sorted { compareBytes($0.bytes, $1.bytes) > 0 }.map(\.index))
+            }
+            start = end
+        }
+        return order.map { versions[$0] }
+    }
+
+    /// The order without its last tie-break: `lastModified`, `modifiedBy`, `deleted`.
+    static func compareStamps(_ lhs: ReadOnly.Version, _ rhs: ReadOnly.Version) -> Int {
+        LastWriterStamps(lhs).compare(LastWriterStamps(rhs))
+    }
+
+    /// The last tie-break: canonical bytes compared as bytes.
+    static func compareBytes(_ left: [UInt8], _ right: [UInt8]) -> Int {
+        if left == right { return 0 }
+        return left.lexicographicallyPrecedes(right) ? -1 : 1
     }
 }

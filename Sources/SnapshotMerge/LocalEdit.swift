@@ -52,16 +52,17 @@ public enum LocalEdit {
         _ current: ReadOnly.Record, content: ReadOnly.Version, device: DeviceID, now: Timestamp
     ) throws(LocalEditError) -> LocalEditOutcome {
         let winner = current.version
-        var vector = winner.versionVector
         var highestOwn = winner.versionVector[device]
+        var seen = [winner.versionVector]
         for conflict in current.conflicts {
             highestOwn = max(highestOwn, conflict.versionVector[device])
             if conflict.hasSameContent(as: winner) || conflict.modifiedBy == device {
-                vector = vector.merged(with: conflict.versionVector)
+                seen.append(conflict.versionVector)
             }
         }
         // Never write a count the format does not allow: refuse instead of publishing an unreadable version.
         guard highestOwn < VersionVector.maximumCount else { throw .countExhausted(current.id, device) }
+        var vector = VersionVector.pointwiseMaximum(of: seen)
         vector[device] = highestOwn + 1
         let kept = current.conflicts.filter { !$0.versionVector.isDominated(by: vector) }
         let dropped = current.conflicts.filter { $0.versionVector.isDominated(by: vector) }

@@ -1,45 +1,82 @@
 import SnapshotFormat
 
 /// The contract's merge of every version of one record.
+///
+/// Near-linear in the size of the versions for every shape writers make, hostile ones included
+/// (docs/hostile-input.md): identical vectors meet in one hash table, the vectors no other
+/// dominates are found by one sweep (``VectorAntichain``), and the survivors are sorted once.
 public enum RecordMerge {
     /// Merges every version of one record (they share one `id`) into a winner and its conflicts.
     ///
     /// Pure and deterministic: the result depends only on the set of versions, never on their
     /// order or repetition. Returns nil when there are no versions.
+    ///
+    /// - Important: this merge has no limit: a record whose vectors are entangled on purpose
+    ///   can take long. A merge of files from others uses ``merge(_:limit:)``.
     public static func merge(_ versions: some Sequence<ReadOnly.Version>) -> ReadOnly.Record? {
+        do {
+            return try merge(versions, limit: .unlimited)
+        } catch {
+            preconditionFailure("a merge without a limit never refuses a record: \(error)")
+        }
+    }
+
+    /// Merges every version of one record, or refuses the record when its vectors would need more
+    /// comparing than `limit` allows.
+    ///
+    /// - Important: a refusal drops nothing: keep what is held for the record and report the error.
+    public static func merge(
+        _ versions: some Sequence<ReadOnly.Version>, limit: RecordMergeLimit
+    ) throws(RecordMergeError) -> ReadOnly.Record? {
         let versions = Array(versions)
         // The common case: every device holds the very same version.
         if let first = versions.first, versions.dropFirst().allSatisfy({ $0 == first }) {
             return ReadOnly.Record(version: first)
         }
-        var greatestByVector: [VersionVector: ReadOnly.Version] = [:]
-        var greatestLegacy: ReadOnly.Version?
+        // Step 1's identical vectors and step 2: only the greatest of each vector, and of the vector-less.
+        var greatestByVector: [VersionVector: GreatestVersion] = [:]
+        greatestByVector.reserveCapacity(versions.count)
+        var greatestLegacy = GreatestVersion()
         for version in versions {
             if version.hasVector {
-                // Identical vectors: keep only the greatest in the last-writer order.
-                if let held = greatestByVector[version.versionVector], !LastWriterOrder.precedes(held, version) {
-                    continue
-                }
-                greatestByVector[version.versionVector] = version
-            } else if greatestLegacy.map({ LastWriterOrder.precedes($0, version) }) ?? true {
-                greatestLegacy = version
+                greatestByVector[version.versionVector, default: GreatestVersion()].offer(version)
+            } else {
+                greatestLegacy.offer(version)
             }
         }
-        let candidates = Array(greatestByVector.values)
-        let concurrent = candidates.filter { candidate in
-            !candidates.contains { candidate.versionVector.isDominated(by: $0.versionVector) }
+        // Step 1: drop every version whose vector another's dominates.
+        let distinct = greatestByVector.values.compactMap(\.version)
+        var antichain = VectorAntichain(distinct.map(\.versionVector))
+        let stepLimit = limit.steps(forEntries: antichain.entryCount)
+        guard let undominated = antichain.undominated(stepLimit: stepLimit) else {
+            throw .tooEntangled(
+                distinct[0].id, versions: distinct.count, devices: antichain.deviceCount, steps: stepLimit)
         }
-        guard let winner = LastWriterOrder.greatest(concurrent + (greatestLegacy.map { [$0] } ?? [])) else {
-            return nil
-        }
-        // A vector-less loser is older and dropped when the winner has a vector; when the winner
-        // has none, nothing says whether its writer saw the vectored versions, so they stay.
-        let conflicts = concurrent.filter { $0 != winner }
-        return ReadOnly.Record(version: winner, conflicts: LastWriterOrder.greatestFirst(conflicts))
+        // Step 3: the greatest remaining version wins; the remaining vectored ones are its conflicts
+        // (a vector-less loser is older and dropped; a vector-less winner keeps every vectored one).
+        var remaining = undominated.map { distinct[$0] }
+        if let legacy = greatestLegacy.version { remaining.append(legacy) }
+        let ordered = LastWriterOrder.greatestFirst(remaining)
+        guard let winner = ordered.first else { return nil }
+        return ReadOnly.Record(version: winner, conflicts: ordered.dropFirst().filter(\.hasVector))
     }
 
     /// Merges what is held for a record with incoming versions of it.
     public static func merge(held: ReadOnly.Record?, incoming: some Collection<ReadOnly.Version>) -> ReadOnly.Record? {
+        do {
+            return try merge(held: held, incoming: incoming, limit: .unlimited)
+        } catch {
+            preconditionFailure("a merge without a limit never refuses a record: \(error)")
+        }
+    }
+
+    /// Merges what is held for a record with incoming versions of it, or refuses the record when
+    /// its vectors would need more comparing than `limit` allows.
+    ///
+    /// - Important: a refusal drops nothing: keep `held` and report the error.
+    public static func merge(
+        held: ReadOnly.Record?, incoming: some Collection<ReadOnly.Version>, limit: RecordMergeLimit
+    ) throws(RecordMergeError) -> ReadOnly.Record? {
         // The common cases, without gathering every version: the files agree on a record the
         // store does not hold yet, or they hold what the store holds.
         if let first = incoming.first {
@@ -52,6 +89,6 @@ public enum RecordMerge {
         var all: [ReadOnly.Version] = []
         if let held { all = [held.version] + held.conflicts }
         all.append(contentsOf: incoming)
-        return merge(all)
+        return try merge(all, limit: limit)
     }
 }

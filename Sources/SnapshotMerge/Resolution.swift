@@ -53,7 +53,7 @@ extension LocalEdit {
             content.fields = fields
             content.schemaVersion = schemaVersion
         }
-        var vector = all.reduce(VersionVector()) { $0.merged(with: $1.versionVector) }
+        var vector = VersionVector.pointwiseMaximum(of: all.map(\.versionVector))
         guard vector[device] < VersionVector.maximumCount else { throw .countExhausted(current.id, device) }
         vector[device] = vector[device] + 1
         let version = try stamped(content, vector: vector, after: all, device: device, now: now)
