@@ -1,4 +1,5 @@
 import Dispatch
+import Synchronization
 import SnapshotFormat
 import SnapshotMerge
 import SyncStore
@@ -60,6 +61,11 @@ extension SyncDevice {
         let spanning = SpanningSources(reader.open(plan.spanning), plan: plan, reader: reader, invalid: retry.invalid)
         findings.report.timings.read = stopwatch.lap()
         let heldBack = retry.heldBack
+        // A first merge writes this device's first parts while it saves the records.
+        let hasNoParts = try store.reading { try $0.ownParts().isEmpty }
+        let first =
+            storeIsEmpty && edit == nil && !scan.changed.isEmpty && hasNoParts
+            ? FirstPublication(device: self, generation: try firstGeneration(scan), now: now) : nil
         let groups = OrderedWork(count: plan.groups.count, window: 4, producers: 2) { index in
             GroupRead(
                 index, plan: plan, reader: reader, spanning: spanning, mergeAlone: storeIsEmpty, heldBack: heldBack,
@@ -99,6 +105,7 @@ extension SyncDevice {
                     for (record, line) in merged {
                         tally(from: nil, to: record, into: &findings.report)
                         try inserts.insert(record, as: line)
+                        first?.add(record.id, line: line)
                     }
                     return
                 }
@@ -127,9 +134,10 @@ extension SyncDevice {
             try session.markAbsent(except: findings.presentNames)
             let edited = try edit?(session, now)
             findings.report.conflicts = try session.recordsInConflict()
-            return (try planPublication(session, findings: findings, now: now), edited)
+            return (try planPublication(session, findings: findings, now: now, first: first?.finish()), edited)
         } }
         let (publication, edited): (Publication?, Edit?)
+        do {
         if storeIsEmpty && !scan.changed.isEmpty {
             // A first merge fills an empty store: each of its pages is written once, not to the WAL
             // and again by the checkpoint (see SyncStore.fillingEmptyStore). Only when there are
@@ -145,6 +153,10 @@ extension SyncDevice {
             }
         } else {
             (publication, edited) = try mergeAndStore()
+        }
+        } catch {
+            first?.discard()
+            throw error
         }
         findings.report.timings.merge = stopwatch.lap()
         // Publish.
@@ -167,6 +179,25 @@ extension SyncDevice {
             if returnsMemory { MemoryAllocator.returnFreedMemory() }
         }
         return (report, edited)
+    }
+
+    /// The generation of a first publication: above any this device wrote, and above any file
+    /// under its name in the folder (a device whose state was lost must not reuse one).
+    private func firstGeneration(_ scan: FolderScan) throws -> Int64 {
+        var highest = try store.reading {
+            max(try $0.highestWrittenGeneration(), try $0.highestGeneration(seenFrom: device.rawValue))
+        }
+        let name = device.rawValue
+        for file in scan.changed where file.name.hasPrefix(name) {
+            let rest = file.name.dropFirst(name.count)
+            guard rest.hasPrefix(".") || SourceFileName.copySeparators.contains(where: { rest.hasPrefix($0) }),
+                let read = try? folder.readSnapshotBytes(file.name, limit: settings.maxFileSize),
+                let split = SnapshotReader.split(read.bytes),
+                let top = try? SnapshotReader.topLevel(of: split, fileName: file.name), top.device == device
+            else { continue }
+            highest = max(highest, top.generation)
+        }
+        return highest + 1
     }
 
     /// The digests of the lines the store holds under `prefix`: a group's records that its files

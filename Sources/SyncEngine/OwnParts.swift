@@ -32,7 +32,47 @@ extension SyncDevice {
     /// that the next pass finishes.
     ///
     /// - Returns: nil when every part is current (nothing to write and nothing to remove).
-    func planPublication(_ session: StoreSession, findings: FolderFindings, now: Timestamp) throws -> Publication? {
+    ///
+    /// - Parameter first: the parts of a first publication, written while the records were saved.
+    func planPublication(
+        _ session: StoreSession, findings: FolderFindings, now: Timestamp,
+        first: (parts: [WrittenPart], failure: SystemCallError?)? = nil
+    ) throws -> Publication? {
+        if let first {
+            let generation = first.parts.first?.row.generation ?? 0
+            if let failure = first.failure { return Publication(generation: generation, files: [], obsolete: [], failure: failure) }
+            var files: [WrittenPart] = []
+            var rows: [OwnPart] = []
+            for file in first.parts {
+                if let read = findings.ownReads[file.part], read.recordsDigest == file.row.contentDigest {
+                    // Its file in the folder holds this very content (this device's state was lost,
+                    // or a twin wrote it): adopted, not written again.
+                    try? SystemCalls.remove(file.temporaryPath)
+                    if try session.writtenFile(part: file.part, generation: read.generation) == nil {
+                        try session.recordWritten(
+                            WrittenFile(
+                                part: file.part.rawValue, generation: read.generation, fileDigest: read.fileDigest,
+                                writtenAt: now.milliseconds, isAdopted: true))
+                    }
+                    var row = file.row
+                    row.generation = read.generation
+                    row.isPublished = true
+                    rows.append(row)
+                    continue
+                }
+                try session.recordWritten(
+                    WrittenFile(
+                        part: file.part.rawValue, generation: generation, fileDigest: file.fileDigest,
+                        writtenAt: now.milliseconds))
+                files.append(file)
+                rows.append(file.row)
+            }
+            try session.replaceOwnParts(removing: [], saving: rows)
+            try session.clearChangedPrefixes(within: .whole)
+            let obsolete = try obsoleteOwnFiles(session, findings: findings, layout: Set(first.parts.map(\.part)))
+            guard !files.isEmpty || !obsolete.isEmpty else { return nil }
+            return Publication(generation: generation, files: files, obsolete: obsolete)
+        }
         var layout: [PartPrefix: OwnPart?] = [:]
         for row in try session.ownParts() {
             guard let prefix = row.prefix.isEmpty ? PartPrefix.whole : PartPrefix(row.prefix) else { continue }
@@ -293,12 +333,13 @@ private struct BuiltPart {
     let records: Int
     /// SHA-256 (hex) of its records' line digests: whether its content changed.
     let contentDigest: String
-    /// SHA-256 (hex) of the file's bytes: to recognize it as this device's.
+    /// Its digest as this device keeps it (``PublishedLayout/fileDigest(of:)``): to recognize it as this device's.
     let fileDigest: String
 
     init(_ part: PartPrefix, of device: SyncDevice, session: StoreSession, generation: Int64, now: Timestamp) throws {
         self.part = part
-        var bytes = SnapshotWriter.header(device: device.device, part: part, generation: generation, writtenAt: now)
+        let header = SnapshotWriter.header(device: device.device, part: part, generation: generation, writtenAt: now)
+        var bytes = header
         var content = ContentDigest()
         var records = 0
         try session.forEachLine(in: part) { _, line, digest in
@@ -310,7 +351,8 @@ private struct BuiltPart {
         self.bytes = bytes
         self.records = records
         contentDigest = content.finalize()
-        fileDigest = SHA256.hash(data: bytes).hexString
+        fileDigest = PublishedLayout.fileDigest(
+            header: header, footer: SnapshotWriter.footer, recordsDigest: contentDigest)
     }
 
     func row(generation: Int64, isPublished: Bool) -> OwnPart {

@@ -41,15 +41,23 @@ enum PublishedLayout {
         return (start, end - 2)
     }
 
-    /// The digest format 1 kept of a file it wrote: SHA-256 of its header, its footer and its
-    /// records' digest (so that it hashed the file once). Nil for any other layout.
-    static func legacyFileDigest(of bytes: [UInt8]) -> String? {
-        guard let recordsDigest = recordsDigest(of: bytes),
-            let start = bytes.firstRange(of: Array(#","records":["#.utf8))?.upperBound
-        else { return nil }
+    /// The digest this device keeps of a file it writes, to recognize it: the SHA-256 (hex) of
+    /// its bytes with its records replaced by their digest (``recordsDigest(of:)``). Computed
+    /// from what a writer already has (header, footer, records' digest), so a file is never hashed
+    /// twice; format 1 kept the same. Nil for a file of any other layout.
+    static func fileDigest(of bytes: [UInt8]) -> String? {
+        guard let recordsDigest = recordsDigest(of: bytes), let (start, end) = recordsRegion(of: bytes) else {
+            return nil
+        }
+        return fileDigest(header: bytes[..<start], footer: bytes[end...], recordsDigest: recordsDigest)
+    }
+
+    /// The digest of a file with this header (up to `"records":[`), footer (from the line feed
+    /// before `]`) and records' digest.
+    static func fileDigest(header: some Collection<UInt8>, footer: some Collection<UInt8>, recordsDigest: String) -> String {
         var hasher = SHA256()
-        hasher.update(data: Array(bytes[..<start]))
-        hasher.update(data: Array("\n]}\n".utf8))
+        hasher.update(data: Array(header))
+        hasher.update(data: Array(footer))
         hasher.update(data: Array(recordsDigest.utf8))
         return hasher.finalize().hexString
     }

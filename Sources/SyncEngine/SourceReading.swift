@@ -1,4 +1,5 @@
 import Crypto
+import Glibc
 import Dispatch
 import RecordSchemas
 import SnapshotFormat
@@ -95,6 +96,28 @@ struct SourceTally: Sendable {
     }
 }
 
+/// The bytes of a split file's elements, by index.
+///
+/// - Important: valid only while the opened file lives (its bytes are an array no one changes).
+private struct ElementBytes {
+    private let base: UnsafeRawPointer?
+    private let ranges: [Range<Int>]
+
+    init(_ file: OpenedSource) {
+        guard case .split(let bytes, let split, _, _) = file.content else {
+            base = nil
+            ranges = []
+            return
+        }
+        base = bytes.withUnsafeBytes { $0.baseAddress }
+        ranges = split.elements
+    }
+
+    subscript(element: Int) -> UnsafeRawBufferPointer {
+        UnsafeRawBufferPointer(start: base.map { $0 + ranges[element].lowerBound }, count: ranges[element].count)
+    }
+}
+
 /// How a pass reads its changed files (the speed of a pass lives here).
 ///
 /// Opening a file reads it whole and finds its top level and its record elements with their ids
@@ -164,38 +187,14 @@ struct SourceReader: Sendable {
     /// - Returns: one tally per file (by index).
     func readGroup(_ group: Group, of files: [OpenedSource], held: Set<ElementDigest>) -> [SourceTally] {
         var tallies = files.map { _ in SourceTally(now: now, margin: clockSkewMargin) }
-        // Digest every element, and decide which to parse: the first holder of some bytes.
-        var toParse: [(file: Int, element: Int)] = []
-        var plans: [[Int]] = Array(repeating: [], count: files.count)  // per file: -1 skip, else parsed index
-        var firstHolder: [ElementDigest: Int] = [:]
-        for (fileIndex, elements) in group.elements.enumerated() where !elements.isEmpty {
-            guard case .split(let bytes, let split, _, _) = files[fileIndex].content else { continue }
-            plans[fileIndex].reserveCapacity(elements.count)
-            bytes.withUnsafeBytes { raw in
-                for element in elements {
-                    let digest = ElementDigest(of: UnsafeRawBufferPointer(rebasing: raw[split.elements[element]]))
-                    if held.contains(digest) {
-                        plans[fileIndex].append(-1)
-                    } else if let parsed = firstHolder[digest] {
-                        plans[fileIndex].append(parsed)
-                    } else {
-                        firstHolder[digest] = toParse.count
-                        plans[fileIndex].append(toParse.count)
-                        toParse.append((fileIndex, element))
-                    }
-                }
-            }
-        }
+        // Per file, per element of the group: -1 skipped, else the index of its reading in `toParse`.
+        let (plans, toParse) = held.isEmpty ? planByID(group, of: files) : planByDigest(group, of: files, held: held)
         var buffers = ParserBuffers()
+        let bytesOf = files.map(ElementBytes.init)
         let parsed = toParse.map { item -> ElementReading in
-            guard case .split(let bytes, let split, _, _) = files[item.file].content else {
-                preconditionFailure("only elements of split files are parsed")
-            }
-            return bytes.withUnsafeBufferPointer {
-                SnapshotReader.readElement(
-                    of: UnsafeBufferPointer(rebasing: $0[split.elements[item.element]]), at: item.element,
-                    reusing: &buffers)
-            }
+            SnapshotReader.readElement(
+                of: bytesOf[item.file][item.element].assumingMemoryBound(to: UInt8.self), at: item.element,
+                reusing: &buffers)
         }
         for (fileIndex, elements) in group.elements.enumerated() where !elements.isEmpty {
             guard let part = files[fileIndex].header?.part else { continue }
@@ -212,6 +211,82 @@ struct SourceReader: Sendable {
             for version in versions { check(version, into: &tallies[fileIndex]) }
         }
         return tallies
+    }
+
+    typealias ReadingPlan = (plans: [[Int]], toParse: [(file: Int, element: Int)])
+
+    /// Which elements to parse when the store holds none of them: the first of the elements of
+    /// one id that hold the same bytes (compared, not hashed: most records are the same version,
+    /// byte for byte, on every device).
+    private func planByID(_ group: Group, of files: [OpenedSource]) -> ReadingPlan {
+        var plans: [[Int]] = group.elements.map { Array(repeating: -1, count: $0.count) }
+        var toParse: [(file: Int, element: Int)] = []
+        var keyed: [(id: RecordID, file: Int32, position: Int32)] = []
+        let bytesOf = files.map(ElementBytes.init)
+        for (fileIndex, elements) in group.elements.enumerated() where !elements.isEmpty {
+            guard case .split(_, let split, _, _) = files[fileIndex].content else { continue }
+            for (position, element) in elements.enumerated() {
+                if let id = split.ids[element] {
+                    keyed.append((id, Int32(fileIndex), Int32(position)))
+                } else {
+                    plans[fileIndex][position] = toParse.count
+                    toParse.append((fileIndex, element))
+                }
+            }
+        }
+        keyed.sort { $0.id < $1.id }
+        var distinct: [(bytes: UnsafeRawBufferPointer, parsed: Int)] = []
+        var start = 0
+        while start < keyed.count {
+            var end = start + 1
+            while end < keyed.count, keyed[end].id == keyed[start].id { end += 1 }
+            // The distinct byte strings of this id so far, each with its reading's index.
+            distinct.removeAll(keepingCapacity: true)
+            for entry in keyed[start..<end] {
+                let fileIndex = Int(entry.file)
+                let element = group.elements[fileIndex][Int(entry.position)]
+                let bytes = bytesOf[fileIndex][element]
+                if let same = distinct.first(where: { Self.equal($0.bytes, bytes) }) {
+                    plans[fileIndex][Int(entry.position)] = same.parsed
+                } else {
+                    distinct.append((bytes, toParse.count))
+                    plans[fileIndex][Int(entry.position)] = toParse.count
+                    toParse.append((fileIndex, element))
+                }
+            }
+            start = end
+        }
+        return withExtendedLifetime(files) { (plans, toParse) }
+    }
+
+    private static func equal(_ lhs: UnsafeRawBufferPointer, _ rhs: UnsafeRawBufferPointer) -> Bool {
+        lhs.count == rhs.count && (lhs.count == 0 || memcmp(lhs.baseAddress!, rhs.baseAddress!, lhs.count) == 0)
+    }
+
+    /// Which elements to parse when the store holds lines for some: by digest, skipping those
+    /// whose digest is a held line's, sharing the reading of equal bytes.
+    private func planByDigest(_ group: Group, of files: [OpenedSource], held: Set<ElementDigest>) -> ReadingPlan {
+        var plans: [[Int]] = group.elements.map { _ in [] }
+        var toParse: [(file: Int, element: Int)] = []
+        var firstHolder: [ElementDigest: Int] = [:]
+        let bytesOf = files.map(ElementBytes.init)
+        for (fileIndex, elements) in group.elements.enumerated() where !elements.isEmpty {
+            guard case .split = files[fileIndex].content else { continue }
+            plans[fileIndex].reserveCapacity(elements.count)
+            for element in elements {
+                let digest = ElementDigest(of: bytesOf[fileIndex][element])
+                if held.contains(digest) {
+                    plans[fileIndex].append(-1)
+                } else if let parsed = firstHolder[digest] {
+                    plans[fileIndex].append(parsed)
+                } else {
+                    firstHolder[digest] = toParse.count
+                    plans[fileIndex].append(toParse.count)
+                    toParse.append((fileIndex, element))
+                }
+            }
+        }
+        return withExtendedLifetime(files) { (plans, toParse) }
     }
 
     /// Takes an element's versions into a file's tally: those of a record outside the file's

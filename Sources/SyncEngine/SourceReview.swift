@@ -25,7 +25,7 @@ struct OwnFileRead {
     var generation: Int64
     /// SHA-256 (hex) of its records' line digests, when the file has the layout SnapshotSync writes.
     var recordsDigest: String?
-    /// SHA-256 (hex) of the whole file.
+    /// Its digest as this device keeps it of a file it writes (``PublishedLayout/fileDigest(of:)``).
     var fileDigest: String
 }
 
@@ -95,7 +95,7 @@ extension SyncDevice {
             )
         }
         if reading.device == device {
-            let fileDigest = SHA256.hash(data: bytes).hexString
+            let fileDigest = PublishedLayout.fileDigest(of: bytes) ?? SHA256.hash(data: bytes).hexString
             if reading.role == .own, problems.isEmpty {
                 findings.ownReads[reading.part] = OwnFileRead(
                     generation: reading.generation, recordsDigest: PublishedLayout.recordsDigest(of: bytes),
@@ -150,11 +150,8 @@ extension SyncDevice {
             return
                 "ANOTHER DEVICE IS USING THIS DEVICE'S ID \"\(device)\": \(what) was written by it (with the same records as this device, so it is not rewritten). Give each device its own --device ID"
         }
-        let matches =
-            written.isLegacyDigest
-            ? written.fileDigest == PublishedLayout.legacyFileDigest(of: bytes) || written.fileDigest == fileDigest
-            : written.fileDigest == fileDigest
-        guard matches else {
+        // Format 1 kept the same digest of the files it wrote (see PublishedLayout.fileDigest).
+        guard written.fileDigest == fileDigest else {
             return
                 "ANOTHER DEVICE IS USING THIS DEVICE'S ID \"\(device)\": \(what) holds content this device did not publish. Give each device its own --device ID"
         }
