@@ -237,7 +237,9 @@ extension SyncDevice {
                 "merge.added": "\(report.added)", "merge.changed": "\(report.changed)",
                 "merge.deleted": "\(report.deleted)", "merge.conflicts": "\(report.conflicts)",
                 "publish.generation": "\(report.publishedGeneration.map(String.init) ?? "unchanged")",
-                "publish.files": "\(report.publishedFiles.count)", "pass.readMs": "\(report.timings.read)",
+                "publish.files": "\(report.publishedFiles.count)",
+                "pass.filesRead": "\(report.sources.filter { $0.status != .unchanged && $0.status != .ignored }.count)",
+                "pass.readMs": "\(report.timings.read)",
                 "pass.mergeMs": "\(report.timings.merge)", "pass.publishMs": "\(report.timings.publish)",
                 "pass.firstMergeJournaled": "\(report.timings.journaled)",
             ])

@@ -24,6 +24,8 @@ final class PassScheduler: Sendable {
         var pending: PassRequest?
         /// Shared files written in place and not yet closed: the time of each one's last write.
         var writing: [String: ContinuousClock.Instant] = [:]
+        /// When a shared file last changed.
+        var lastChange: ContinuousClock.Instant?
     }
 
     private let state = Mutex(State())
@@ -54,6 +56,7 @@ final class PassScheduler: Sendable {
             var request = state.pending ?? PassRequest()
             request.folderChanged = true
             state.pending = request
+            state.lastChange = now
             guard complete else {
                 state.writing[name] = now
                 return false
@@ -75,6 +78,18 @@ final class PassScheduler: Sendable {
             state.writing = state.writing.filter { now - $0.value < settle }
             guard let last = state.writing.values.max() else { return .zero }
             return settle - (now - last)
+        }
+    }
+
+    /// How long until no shared file has changed for `quiet`: zero once it has been quiet that long.
+    ///
+    /// Files often arrive in bursts (a peer splitting its snapshot publishes 16 parts at once; a
+    /// sync engine delivers a peer's parts one after another): a pass waits for a short quiet
+    /// moment, so that it reads the whole burst instead of its first file.
+    func remainingQuietTime(_ quiet: Duration, at now: ContinuousClock.Instant = .now) -> Duration {
+        state.withLock { state in
+            guard let last = state.lastChange, now - last < quiet else { return .zero }
+            return quiet - (now - last)
         }
     }
 

@@ -96,6 +96,7 @@ public final class SyncService: Service, Sendable {
                 }
             }
             if Task.isShuttingDownGracefully { break }
+            await waitForQuietFolder()
             guard let request = scheduler.take() else { continue }
             let failed = await runPass(request)
             if !isReady && !Task.isShuttingDownGracefully {
@@ -119,6 +120,23 @@ public final class SyncService: Service, Sendable {
             }
         }
     }
+
+    /// Waits until the shared folder has been quiet for a few milliseconds (at most a few dozen),
+    /// so that one pass reads a burst of files that arrive together (see
+    /// ``PassScheduler/remainingQuietTime(_:at:)``).
+    private func waitForQuietFolder() async {
+        let started = ContinuousClock.now
+        while !Task.isCancelled, ContinuousClock.now - started < Self.longestBurstWait {
+            let wait = scheduler.remainingQuietTime(Self.burstQuiet)
+            guard wait > .zero else { return }
+            try? await Task.sleep(for: wait)
+        }
+    }
+
+    /// How long the folder must be quiet for a burst to be over.
+    static let burstQuiet = Duration.milliseconds(4)
+    /// The longest a pass waits for a burst to end.
+    static let longestBurstWait = Duration.milliseconds(40)
 
     /// Runs one merge pass on a thread of its own: it blocks on files and SQLite.
     ///

@@ -1,0 +1,80 @@
+import Foundation
+import SnapshotFormat
+import TestSupport
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+extension DaemonTests {
+    /// A peer's part `prefix` (one hex digit) holding `records` ids that start with it.
+    static func peerPart(_ device: String, prefix: Int, records: Int, generation: Int = 1) -> (name: String, bytes: [UInt8]) {
+        let digit = String(prefix, radix: 16).uppercased()
+        let ids = (0..<records).map { String(format: "\(digit)000DAE0-0000-4000-8000-%012d", $0) }
+        var top = JSONObject()
+        top["format"] = .number(2)
+        top["device"] = .string(device)
+        top["part"] = .string(digit)
+        top["generation"] = .number(Double(generation))
+        top["records"] = .array(
+            ids.map { id in
+                var object = JSONObject()
+                object["id"] = .string(id)
+                object["type"] = .string("Note")
+                object["lastModified"] = .string(Timestamp(milliseconds: Snapshots.base).written)
+                object["modifiedBy"] = .string(device)
+                object["versionVector"] = .object(JSONObject([(device, .number(1))]))
+                object["fields"] = .object(Snapshots.fields("part \(digit)"))
+                return .object(object)
+            })
+        return ("\(device).\(digit).json", JSONValue.object(top).canonicalBytes)
+    }
+
+    /// Sums `pass.filesRead=N` over the log's "merge pass done" lines, and counts the passes that read any.
+    static func filesRead(in log: String) -> (files: Int, passes: Int) {
+        var files = 0
+        var passes = 0
+        for line in log.split(separator: "\n") where line.contains("merge pass done") {
+            guard let range = line.range(of: "pass.filesRead=") else { continue }
+            let count = Int(line[range.upperBound...].prefix { $0.isNumber }) ?? 0
+            files += count
+            if count > 0 { passes += 1 }
+        }
+        return (files, passes)
+    }
+
+    @Test("a peer's 16 parts arriving together are read in one pass, each once, and every record reaches syncd's store")
+    func burstOfParts() throws {
+        // Given a running syncd that has published its (empty) snapshot
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        let daemon = try Daemon("desk", in: sandbox)
+        defer { daemon.stop() }
+        try daemon.waitUntilReady()
+        #expect(eventually(within: 10) { sandbox.read("desk.json") != nil })
+        let before = Self.filesRead(in: daemon.log)
+
+        // When a peer's 16 parts are renamed into the folder while syncd is held (SIGSTOP), so that
+        // all their events wait in its queue, as when a sync engine delivers them in a burst
+        let parts = (0..<16).map { Self.peerPart("phone", prefix: $0, records: 20) }
+        for part in parts {
+            try Data(part.bytes).write(to: URL(fileURLWithPath: sandbox.shared + "/.incoming-" + part.name))
+        }
+        daemon.launched.signal(SIGSTOP)
+        for part in parts {
+            rename(sandbox.shared + "/.incoming-" + part.name, sandbox.shared + "/" + part.name)
+        }
+        daemon.launched.signal(SIGCONT)
+
+        // Then every record reaches its store, read by one pass, each part once
+        let merged = eventually(within: 30, every: 0.1) {
+            (try? Snapshots.records(try sandbox.syncctl(["list", "--json"] + sandbox.location("desk"))).count) == 320
+        }
+        #expect(merged, "\(daemon.log)")
+        usleep(300_000)  // the events of its own publication are handled
+        let after = Self.filesRead(in: daemon.log)
+        #expect(after.files - before.files == 16, "files read: \(after.files - before.files)\n\(daemon.log)")
+        #expect(after.passes - before.passes == 1, "passes that read files: \(after.passes - before.passes)\n\(daemon.log)")
+    }
+}
