@@ -24,6 +24,7 @@ extension SyncDevice {
         findings.report.ownFile = folder.path(of: ownFileName)
         let (entries, ignored) = try folder.candidates()
         findings.report.ignoredNames = ignored.filter { !$0.hasPrefix(".\(ownFileName).") }
+        removeStaleTemporaryFiles(among: ignored)
         let (known, hasWritten) = try store.reading { session in
             (Dictionary(uniqueKeysWithValues: try session.sources().map { ($0.name, $0) }), try session.hasWritten())
         }

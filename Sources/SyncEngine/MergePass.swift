@@ -48,7 +48,6 @@ extension SyncDevice {
     ) throws -> (report: MergeReport, edit: Edit?) {
         let now = clock()
         var stopwatch = Stopwatch()
-        removeStaleTemporaryFiles()
         // List.
         let scan = try scanFolder(rereadAll: rereadAll)
         var findings = scan.findings
@@ -131,7 +130,7 @@ extension SyncDevice {
                     heldBack: held, session: session, now: now, into: &findings)
             }
             for row in findings.rows where row != findings.previousRows[row.name] { try session.save(row) }
-            try session.markAbsent(except: findings.presentNames)
+            try session.markAbsent(except: findings.presentNames, known: Array(scan.known.values))
             let edited = try edit?(session, now)
             findings.report.conflicts = try session.recordsInConflict()
             return (try planPublication(session, findings: findings, now: now, first: first?.finish()), edited)
@@ -246,8 +245,7 @@ extension SyncDevice {
     }
 
     /// Removes this device's own temporary files left by a process that was killed mid-publish.
-    private func removeStaleTemporaryFiles() {
-        guard let names = try? SystemCalls.directoryEntries(folder.path) else { return }
+    func removeStaleTemporaryFiles(among names: [String]) {
         for name in names where name.hasPrefix(".\(ownFileName).") && name.hasSuffix(".tmp") {
             try? SystemCalls.remove(folder.path(of: name))
             logger.notice("removed a temporary file left by an interrupted publish", metadata: ["file": "\(name)"])

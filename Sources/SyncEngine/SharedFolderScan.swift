@@ -37,20 +37,20 @@ public struct SharedFolder: Sendable {
     /// Every entry whose name a reader considers (`*.json`, not starting with `.`), and how
     /// many others there were.
     public func candidates() throws -> (considered: [FolderEntry], ignored: [String]) {
-        let names: [String]
+        let entries: [(name: String, status: FileStatus?)]
         do {
-            names = try SystemCalls.directoryEntries(path)
+            entries = try SystemCalls.directoryListing(path, wantsStatus: SourceFileName.isConsidered)
         } catch {
             throw EngineError.sharedFolderMissing(path: path, reason: error.description)
         }
         var considered: [FolderEntry] = []
         var ignored: [String] = []
-        for name in names.sorted() {
-            guard SourceFileName.isConsidered(name) else {
-                ignored.append(name)
+        for entry in entries.sorted(by: { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }) {
+            guard SourceFileName.isConsidered(entry.name) else {
+                ignored.append(entry.name)
                 continue
             }
-            considered.append(FolderEntry(name: name, status: try? SystemCalls.statusOfLink(path(of: name))))
+            considered.append(FolderEntry(name: entry.name, status: entry.status))
         }
         return (considered, ignored)
     }

@@ -258,6 +258,39 @@ enum SystemCalls {
     }
 
     /// The names in a directory (not `.` and `..`), as raw bytes decoded leniently.
+    /// Every entry of a directory but `.` and `..`, each with its status (`fstatat(2)` with
+    /// `AT_SYMLINK_NOFOLLOW`, relative to the open directory: no path is looked up again) when
+    /// `wantsStatus` says so; nil for an entry that vanished meanwhile.
+    static func directoryListing(_ path: String, wantsStatus: (String) -> Bool) throws(SystemCallError)
+        -> [(name: String, status: FileStatus?)]
+    {
+        guard let directory = opendir(path) else { throw SystemCallError(call: "opendir", subject: path, errno: errno) }
+        defer { closedir(directory) }
+        let descriptor = dirfd(directory)
+        var entries: [(name: String, status: FileStatus?)] = []
+        while true {
+            errno = 0
+            guard let entry = readdir(directory) else {
+                if errno != 0 { throw SystemCallError(call: "readdir", subject: path, errno: errno) }
+                break
+            }
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { buffer in
+                String(decoding: buffer.prefix(while: { $0 != 0 }), as: UTF8.self)
+            }
+            guard name != "." && name != ".." else { continue }
+            guard wantsStatus(name) else {
+                entries.append((name, nil))
+                continue
+            }
+            var raw = stat()
+            let found = withUnsafeBytes(of: entry.pointee.d_name) { buffer in
+                fstatat(descriptor, buffer.baseAddress!.assumingMemoryBound(to: CChar.self), &raw, AT_SYMLINK_NOFOLLOW) == 0
+            }
+            entries.append((name, found ? FileStatus(raw) : nil))
+        }
+        return entries
+    }
+
     static func directoryEntries(_ path: String) throws(SystemCallError) -> [String] {
         guard let directory = opendir(path) else { throw SystemCallError(call: "opendir", subject: path, errno: errno) }
         defer { closedir(directory) }

@@ -93,7 +93,7 @@ extension StoreSession {
 
     /// Whether this device has ever written a file.
     public func hasWritten() throws -> Bool {
-        try WrittenFile.fetchCount(db) > 0
+        try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM writtenFile)") ?? false
     }
 
     // MARK: Records by prefix

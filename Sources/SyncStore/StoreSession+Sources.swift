@@ -1,4 +1,5 @@
 import GRDB
+import GRDBSQLite
 
 extension StoreSession {
     // MARK: Sources
@@ -9,8 +10,39 @@ extension StoreSession {
     }
 
     /// Every file ever read from the shared folder, by name.
+    ///
+    /// Read column by column through SQLite's C API: every pass reads every row (hundreds in a
+    /// folder of parts), and through GRDB's rows that took longer than listing the folder.
     public func sources() throws -> [StoredSource] {
-        try StoredSource.order(Column("name")).fetchAll(db)
+        let statement = try db.cachedStatement(
+            sql: """
+                SELECT name, device, role, generation, highestGeneration, fileSystemDevice, inode, size,
+                    modifiedNanos, changedNanos, lastMergedAt, lastSeenAt, lastProblem, lastWarning, present
+                FROM source ORDER BY name
+                """)
+        var sources: [StoredSource] = []
+        try withRawRows(statement) { row in
+            func text(_ column: Int32) -> String? {
+                guard let characters = sqlite3_column_text(row, column) else { return nil }
+                return String(cString: characters)
+            }
+            func integer(_ column: Int32) -> Int64? {
+                sqlite3_column_type(row, column) == SQLITE_NULL ? nil : sqlite3_column_int64(row, column)
+            }
+            var source = StoredSource(
+                name: text(0) ?? "", fileSystemDevice: integer(5) ?? 0, inode: integer(6) ?? 0, size: integer(7) ?? 0,
+                modifiedNanos: integer(8) ?? 0, changedNanos: integer(9) ?? 0, lastSeenAt: integer(11) ?? 0)
+            source.device = text(1)
+            source.role = text(2)
+            source.generation = integer(3)
+            source.highestGeneration = integer(4)
+            source.lastMergedAt = integer(10)
+            source.lastProblem = text(12)
+            source.lastWarning = text(13)
+            source.present = (integer(14) ?? 0) != 0
+            sources.append(source)
+        }
+        return sources
     }
 
     /// Saves what is known of a source file.
@@ -19,8 +51,10 @@ extension StoreSession {
     }
 
     /// Marks every source not in `names` as absent from the folder (it is never forgotten).
-    public func markAbsent(except names: Set<String>) throws {
-        for source in try sources() where source.present && !names.contains(source.name) {
+    ///
+    /// - Parameter known: the rows as read at the start of the pass (read again when not given).
+    public func markAbsent(except names: Set<String>, known: [StoredSource]? = nil) throws {
+        for source in try known ?? sources() where source.present && !names.contains(source.name) {
             // Only rows that change are written: an idle pass writes nothing.
             var absent = source
             absent.present = false

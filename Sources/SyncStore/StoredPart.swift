@@ -20,6 +20,16 @@ public struct OwnPart: Codable, Hashable, Sendable, FetchableRecord, Persistable
     /// Whether its file is known to be in place (renamed into the folder).
     public var isPublished: Bool
 
+    /// Reads a row column by column (faster than Codable; a pass reads every part's row).
+    public init(row: Row) throws {
+        prefix = row["prefix"]
+        generation = row["generation"]
+        contentDigest = row["contentDigest"]
+        bytes = row["bytes"]
+        records = row["records"]
+        isPublished = row["isPublished"]
+    }
+
     /// A part row.
     public init(
         prefix: String, generation: Int64, contentDigest: String, bytes: Int64, records: Int64, isPublished: Bool
