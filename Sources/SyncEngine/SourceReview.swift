@@ -103,6 +103,14 @@ extension SyncDevice {
             }
             if hasWritten, let impostor = try? impostorWarning(reading, bytes: bytes, fileDigest: fileDigest, session: session) {
                 notes.append(impostor)
+            } else if !hasWritten, reading.role == .own, problems.isEmpty {
+                // A brand-new store takes a file under its name as its own earlier self (a state
+                // directory lost or restored): this device's from now on, removed once its parts
+                // no longer use it.
+                try? session.recordWritten(
+                    WrittenFile(
+                        part: reading.part.rawValue, generation: reading.generation, fileDigest: fileDigest,
+                        writtenAt: now.milliseconds))
             }
         }
         notes += tally.futureDates.warnings()

@@ -15,6 +15,9 @@ final class Machine: @unchecked Sendable {
     private let root: String
     private var runs = 0
 
+    /// Settings given to every syncd and syncctl of this machine (`SYNCD_*` variables).
+    var settings: [String: String] = [:]
+
     init(syncthing: SyncthingInstance, device: String, root: String) {
         self.syncthing = syncthing
         self.device = device
@@ -85,7 +88,7 @@ final class Machine: @unchecked Sendable {
             decoding: try JSONSerialization.data(withJSONObject: fields, options: [.sortedKeys]), as: UTF8.self)
         let run = try await syncctl(["put", "--type", type] + (id.map { ["--id", $0] } ?? []), stdin: body)
         guard run.status == 0 else { throw HarnessError("put on \(syncthing.name) failed: \(run)") }
-        try await syncthing.scan(ownFile)
+        try await syncthing.scan()
         return run.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
@@ -93,14 +96,14 @@ final class Machine: @unchecked Sendable {
     func delete(_ id: String) async throws {
         let run = try await syncctl(["delete", id])
         guard run.status == 0 else { throw HarnessError("delete on \(syncthing.name) failed: \(run)") }
-        try await syncthing.scan(ownFile)
+        try await syncthing.scan()
     }
 
     /// `syncctl resolve ID --take N`, then the published file is sent at once.
     func resolve(_ id: String, take: Int) async throws {
         let run = try await syncctl(["resolve", id, "--take", String(take)])
         guard run.status == 0 else { throw HarnessError("resolve on \(syncthing.name) failed: \(run)") }
-        try await syncthing.scan(ownFile)
+        try await syncthing.scan()
     }
 
     /// `syncctl get ID`: the record as this machine's store holds it, nil when it is unknown (exit 4).
@@ -175,6 +178,6 @@ final class Machine: @unchecked Sendable {
 
     /// A clean environment: no SYNCD_* variables and a home of its own (no user configuration).
     private var environment: [String: String] {
-        ["PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": root, "LANG": "C.UTF-8"]
+        ["PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": root, "LANG": "C.UTF-8"].merging(settings) { $1 }
     }
 }

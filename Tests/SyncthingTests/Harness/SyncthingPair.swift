@@ -20,7 +20,7 @@ final class SyncthingPair: @unchecked Sendable {
     ///   - devices: the syncd device IDs of `a` and `b` (the same twice for a misconfiguration).
     ///   - startDaemons: start one `syncd` per machine once Syncthing is in sync.
     static func run(
-        devices: (String, String) = ("alpha", "beta"), startDaemons: Bool = true,
+        devices: (String, String) = ("alpha", "beta"), startDaemons: Bool = true, settings: [String: String] = [:],
         _ body: (SyncthingPair) async throws -> Void
     ) async throws {
         let root = "/tmp/stsync-" + UUID().uuidString.prefix(8).lowercased()
@@ -30,6 +30,7 @@ final class SyncthingPair: @unchecked Sendable {
             }
         }
         let pair = try await launch(root: root, devices: devices)
+        for machine in pair.machines { machine.settings = settings }
         do {
             try await pair.waitUntilInSync(timeout: 60)
             if startDaemons {
