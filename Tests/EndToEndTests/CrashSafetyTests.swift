@@ -268,3 +268,87 @@ struct CrashSafetyTests {
         #expect(file.records == (try jsonArray(try workspace.run(["list", "--json", "--deleted"] + location).stdout)))
     }
 }
+
+extension CrashSafetyTests {
+    /// `count` notes of `device`, their ids spread over every leading hex digit, at `count`'s
+    /// version (a larger folder supersedes a smaller one record for record).
+    static func spreadNotes(_ device: String, count: Int, edit: Int64 = 1) -> [UInt8] {
+        let versions = (0..<count).map { n -> ReadOnly.Version in
+            let leading = UInt32(truncatingIfNeeded: UInt64(n + 1) &* 2_654_435_761)
+            var fields = JSONObject()
+            fields["text"] = .string("note \(n), edit \(edit), " + String(repeating: "with text enough to fill the parts ", count: 16))
+            return ReadOnly.Version(
+                id: RecordID(String(format: "%08X-0000-4000-8000-%012d", leading, n))!, type: "Note",
+                lastModified: Timestamp(milliseconds: Files.base + edit * 1000 + Int64(n)), modifiedBy: DeviceID(device),
+                versionVector: VersionVector([DeviceID(device)!: edit]), fields: fields)
+        }
+        return Files.snapshot(device, generation: edit, versions: versions)
+    }
+
+    @Test("merges killed with SIGKILL while they split the snapshot into parts and join it again: at every moment the device's files are valid and hold every record it published; the next merge finishes the job")
+    func killedSplitsAndJoins() throws {
+        let workspace = try Workspace()
+        defer { workspace.remove() }
+        var environment = workspace.environment
+        environment["SYNCD_PART_SPLIT_KILOBYTES"] = "32"
+        environment["SYNCD_PART_JOIN_KILOBYTES"] = "16"
+        let location = workspace.location()
+        // Given desk's snapshot of phone's 20 notes, in one file
+        try workspace.write("phone.json", Self.spreadNotes("phone", count: 20))
+        #expect(try workspace.run(["merge"] + location, environment: environment).status == 0)
+        #expect(try PublishedSnapshot.read(folder: workspace.shared, device: "desk")?.files == ["desk.json"])
+        // The records desk has published, and must never stop publishing
+        var published = Set(try PublishedSnapshot.read(folder: workspace.shared, device: "desk")!.versions.map(\.id))
+
+        // When phone grows to 80 notes (a split into parts) and then deletes 70 (a join), and
+        // merges are killed at random moments on the way
+        var delays: [Int] = []
+        for (step, count) in [(2, 80), (3, 80)] {
+            try workspace.write("phone.json", Self.spreadNotes("phone", count: count, edit: Int64(step)))
+            for _ in 0..<8 {
+                let delay = Int.random(in: 0...120)
+                delays.append(delay)
+                let started = try workspace.start(["merge", "--accept-deletions", "phone.json"] + location, environment: environment)
+                usleep(useconds_t(delay * 1_000))
+                started.kill()
+                // Then desk's files are valid snapshots, and together hold every record desk published
+                let snapshot = try #require(try PublishedSnapshot.read(folder: workspace.shared, device: "desk"))
+                #expect(snapshot.problems.isEmpty, "after a kill at \(delay) ms: \(snapshot.files)")
+                let held = Set(snapshot.versions.map(\.id))
+                #expect(held.isSuperset(of: published), "after a kill at \(delay) ms (delays \(delays)): \(snapshot.files)")
+                published.formUnion(held)
+            }
+            // And a merge that runs to its end leaves the layout the policy asks for, and no leftover
+            #expect(try workspace.run(["merge", "--accept-deletions", "phone.json"] + location, environment: environment).status == 0)
+            let final = try #require(try PublishedSnapshot.read(folder: workspace.shared, device: "desk"))
+            #expect(final.files.count == 16 && final.recordCount == 80, "\(final.files)")
+            published = Set(final.versions.map(\.id))
+        }
+        // When phone deletes 70 of its notes (tombstones carry no text: small parts, joined)
+        let tombstones = (0..<80).map { n -> ReadOnly.Version in
+            let leading = UInt32(truncatingIfNeeded: UInt64(n + 1) &* 2_654_435_761)
+            var fields = JSONObject()
+            if n < 10 { fields["text"] = .string("kept \(n)") }
+            return ReadOnly.Version(
+                id: RecordID(String(format: "%08X-0000-4000-8000-%012d", leading, n))!, type: "Note",
+                lastModified: Timestamp(milliseconds: Files.base + 9_000_000 + Int64(n)), modifiedBy: DeviceID("phone"),
+                versionVector: VersionVector([DeviceID("phone")!: 9]), deleted: n >= 10, fields: fields)
+        }
+        try workspace.write("phone.json", Files.snapshot("phone", generation: 9, versions: tombstones))
+        for _ in 0..<8 {
+            let delay = Int.random(in: 0...120)
+            delays.append(delay)
+            let started = try workspace.start(["merge", "--accept-deletions", "phone.json"] + location, environment: environment)
+            usleep(useconds_t(delay * 1_000))
+            started.kill()
+            let snapshot = try #require(try PublishedSnapshot.read(folder: workspace.shared, device: "desk"))
+            #expect(snapshot.problems.isEmpty, "after a kill at \(delay) ms: \(snapshot.files)")
+            #expect(Set(snapshot.versions.map(\.id)).isSuperset(of: published), "after a kill at \(delay) ms: \(snapshot.files)")
+        }
+        #expect(try workspace.run(["merge", "--accept-deletions", "phone.json"] + location, environment: environment).status == 0)
+        let joined = try #require(try PublishedSnapshot.read(folder: workspace.shared, device: "desk"))
+        #expect(joined.files == ["desk.json"] && joined.recordCount == 80, "\(joined.files)")
+        let names = try FileManager.default.contentsOfDirectory(atPath: workspace.shared)
+        #expect(names.filter { $0.hasSuffix(".tmp") }.isEmpty, "\(names)")
+    }
+}

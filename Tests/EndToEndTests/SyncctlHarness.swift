@@ -167,7 +167,6 @@ enum Files {
         snapshot(device, generation: generation, versions.map { ReadOnly.Record(version: $0) })
     }
 
-    /// The records of a published file, as JSON values, and its reading.
     /// A device's whole published snapshot: its one file or all its parts, records in id order.
     static func published(in folder: String, device: String) throws -> (problems: [RecordProblem], records: [JSONValue]) {
         guard let snapshot = try PublishedSnapshot.read(folder: folder, device: device) else {
