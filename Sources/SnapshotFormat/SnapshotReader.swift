@@ -1,3 +1,4 @@
+import Glibc
 /// Reads a snapshot file's bytes exactly as the contract says.
 public enum SnapshotReader {
     /// Reads one snapshot file found under `fileName` in the shared folder.
@@ -317,20 +318,23 @@ extension SnapshotReader {
     /// Reads the top level of `bytes` and finds the elements of its `records` by structure alone;
     /// nil when the file is not of the usual shape or not valid JSON at the top level (then
     /// ``read(bytes:fileName:observing:)`` must read it).
-    public static func split(_ bytes: [UInt8]) -> SplitSnapshot? {
+    ///
+    /// - Parameter findingIDs: find each element's id (``SplitSnapshot/ids``); without, a file of
+    ///   the layout SnapshotSync writes (a record per line) is split at its line feeds.
+    public static func split(_ bytes: [UInt8], findingIDs: Bool = true) -> SplitSnapshot? {
         bytes.withUnsafeBufferPointer { input -> SplitSnapshot? in
             var parser = StrictJSONParser(input)
             do throws(JSONParseError) {
-                return try splitDocument(&parser, input: input)
+                return try splitDocument(&parser, input: input, findingIDs: findingIDs)
             } catch {
                 return nil
             }
         }
     }
 
-    private static func splitDocument(_ parser: inout StrictJSONParser, input: UnsafeBufferPointer<UInt8>)
-        throws(JSONParseError) -> SplitSnapshot?
-    {
+    private static func splitDocument(
+        _ parser: inout StrictJSONParser, input: UnsafeBufferPointer<UInt8>, findingIDs: Bool
+    ) throws(JSONParseError) -> SplitSnapshot? {
         if input.count >= 3, input[0] == 0xEF, input[1] == 0xBB, input[2] == 0xBF { parser.position = 3 }
         parser.skipWhitespace()
         guard parser.position < input.count, input[parser.position] == UInt8(ascii: "{") else { return nil }
@@ -352,7 +356,9 @@ extension SnapshotReader {
             parser.skipWhitespace()
             if isRecords {
                 guard parser.position < input.count, input[parser.position] == UInt8(ascii: "[") else { return nil }
-                guard let found = try splitRecords(&parser, input: input) else { return nil }
+                var found = findingIDs ? nil : splitLines(&parser, input: input)
+                if found == nil { found = try splitRecords(&parser, input: input) }
+                guard let found else { return nil }
                 elements = found.elements
                 ids = found.ids
             } else {
@@ -365,6 +371,39 @@ extension SnapshotReader {
         parser.skipWhitespace()
         guard parser.position == input.count, let elements else { return nil }
         return SplitSnapshot(top: top, trailingSignature: FileSignature.trailing(input), elements: elements, ids: ids)
+    }
+
+    /// The element ranges of the `records` array at `position` when it is laid out as SnapshotSync
+    /// writes it, `[`, then each record on a line of its own (after a comma but for the last),
+    /// then `]` on a line of its own; nil (`position` unchanged) for any other layout.
+    ///
+    /// Only for a reader that then parses every element in full, or compares its bytes with a
+    /// line known to be valid: a line that is one complete JSON object each makes exactly the
+    /// array the structure would find.
+    private static func splitLines(_ parser: inout StrictJSONParser, input: UnsafeBufferPointer<UInt8>)
+        -> (elements: [Range<Int>], ids: [RecordID?])?
+    {
+        let newline = UInt8(ascii: "\n")
+        var at = parser.position + 1
+        guard at < input.count, input[at] == newline, let base = input.baseAddress else { return nil }
+        at += 1
+        var elements: [Range<Int>] = []
+        while at < input.count {
+            if input[at] == UInt8(ascii: "]") {
+                parser.position = at + 1
+                return (elements, Array(repeating: nil, count: elements.count))
+            }
+            guard let found = memchr(base + at, Int32(newline), input.count - at) else { return nil }
+            let end = base.distance(to: found.assumingMemoryBound(to: UInt8.self))
+            let hasComma = end > at && input[end - 1] == UInt8(ascii: ",")
+            let elementEnd = hasComma ? end - 1 : end
+            guard elementEnd - at >= 2, input[at] == UInt8(ascii: "{"), input[elementEnd - 1] == UInt8(ascii: "}"),
+                hasComma || (end + 1 < input.count && input[end + 1] == UInt8(ascii: "]"))
+            else { return nil }
+            elements.append(at..<elementEnd)
+            at = end + 1
+        }
+        return nil
     }
 
     /// The element ranges of the `records` array at `position`; nil when they cannot be found.

@@ -204,10 +204,11 @@ private struct PartWriter {
     mutating func write(_ parts: [PartPrefix]) throws {
         var queue = parts.sorted().reversed() as [PartPrefix]
         while let part = queue.popLast() {
-            // A part of unknown or large size is measured before its lines are read: a first
-            // publication of millions of records never holds them at once.
+            // A part of unknown size, or far larger than a part may be (a format 1 store's one
+            // file), is measured before its lines are read, so that millions of records are never
+            // held at once; any other is built, and split if it turned out too large.
             let known = (before[part] ?? nil)?.bytes ?? -1
-            if known < 0 || Int(known) > policy.splitBytes / 2,
+            if known < 0 || Int(known) > 4 * policy.splitBytes,
                 policy.splits(part, fileBytes: try fileBytes(of: part))
             {
                 split(part, into: &queue)

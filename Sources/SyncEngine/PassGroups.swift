@@ -105,7 +105,9 @@ struct GroupRead: Sendable {
         heldBack: [String: String], held: (PartPrefix) -> Set<ElementDigest>
     ) {
         let group = plan.groups[index]
-        sources = reader.open(group.files)
+        // A first merge reads once what several devices' parts hold alike, by id; any other pass
+        // skips what the store holds by digest, and needs no ids.
+        sources = reader.open(group.files, findingIDs: mergeAlone)
         let files = spanning.files + sources
         var elements = spanning.elements[index]
         var versions = spanning.versions[index]

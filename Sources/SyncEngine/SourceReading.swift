@@ -136,28 +136,34 @@ struct SourceReader: Sendable {
     let clockSkewMargin: Int64
 
     /// Opens `files`, on every core, in order.
-    func open(_ files: [(name: String, status: FileStatus)]) -> [OpenedSource] {
+    ///
+    /// - Parameter findingIDs: find each element's id (files read first need them to divide
+    ///   their records among groups; a first merge, to read once what several files hold).
+    func open(_ files: [(name: String, status: FileStatus)], findingIDs: Bool = true) -> [OpenedSource] {
         let opened = Mutex([OpenedSource?](repeating: nil, count: files.count))
         DispatchQueue.concurrentPerform(iterations: files.count) { index in
-            let file = open(files[index].name, listed: files[index].status)
+            let file = open(files[index].name, listed: files[index].status, findingIDs: findingIDs)
             opened.withLock { $0[index] = file }
         }
         return opened.withLock { $0.map { $0! } }
     }
 
-    private func open(_ name: String, listed: FileStatus) -> OpenedSource {
+    private func open(_ name: String, listed: FileStatus, findingIDs: Bool) -> OpenedSource {
         let read: (bytes: [UInt8], status: FileStatus)
         do throws(SnapshotFileReadError) {
             read = try folder.readSnapshotBytes(name, limit: maxFileSize)
         } catch {
             return OpenedSource(name: name, listed: listed, content: .unreadable(error))
         }
-        return OpenedSource(name: name, listed: listed, content: Self.content(name, read.bytes, read.status))
+        return OpenedSource(
+            name: name, listed: listed, content: Self.content(name, read.bytes, read.status, findingIDs: findingIDs))
     }
 
     /// A file's content: split, or else read whole by the plain path (which says what is wrong).
-    static func content(_ name: String, _ bytes: [UInt8], _ status: FileStatus) -> OpenedSource.Content {
-        if let split = SnapshotReader.split(bytes) {
+    static func content(_ name: String, _ bytes: [UInt8], _ status: FileStatus, findingIDs: Bool = true)
+        -> OpenedSource.Content
+    {
+        if let split = SnapshotReader.split(bytes, findingIDs: findingIDs) {
             do throws(SnapshotFileProblem) {
                 return .split(bytes, split, header: try SnapshotReader.topLevel(of: split, fileName: name), status)
             } catch {

@@ -143,3 +143,40 @@ struct FormatTwoReadingTests {
         #expect(reading.versions == [version])
     }
 }
+
+@Suite("Splitting a file into its record elements")
+struct SplitTests {
+    static func snapshot(_ count: Int) -> [UInt8] {
+        let records = (0..<count).map { n in
+            ReadOnly.Record(
+                version: ReadOnly.Version(
+                    id: RecordID(String(format: "%08X-0000-4000-8000-%012d", n * 7919, n))!, type: "Note",
+                    fields: JSONObject([("text", .string("line \(n)\nwith a break and \"quotes\""))])))
+        }
+        return SnapshotWriter.bytes(
+            of: ReadOnly.Snapshot(device: DeviceID("laptop")!, generation: 1, writtenAt: nil, records: records))
+    }
+
+    @Test("a file SnapshotSync wrote is split at its line feeds exactly where its structure says", arguments: [0, 1, 2, 50])
+    func linesAgreeWithStructure(count: Int) throws {
+        let bytes = Self.snapshot(count)
+        let structural = try #require(SnapshotReader.split(bytes))
+        let byLines = try #require(SnapshotReader.split(bytes, findingIDs: false))
+        #expect(byLines.elements == structural.elements)
+        #expect(structural.ids.allSatisfy { $0 != nil } && byLines.ids.allSatisfy { $0 == nil })
+    }
+
+    @Test(
+        "a file of any other layout is split by its structure",
+        arguments: [
+            #"{"format":1,"device":"laptop","generation":1,"records":[{"id":"00000000-0000-4000-8000-000000000001","type":"N",\#n"fields":{}},{"id":"00000000-0000-4000-8000-000000000002","type":"N"}]}"#,
+            #"{"format":1,"device":"laptop","generation":1,"records":[\#n{"id":"00000000-0000-4000-8000-000000000001","type":"N",\#n"fields":{}}\#n]}"#,
+            #"{"format":1,"device":"laptop","generation":1,"records":[\#n{"id":"00000000-0000-4000-8000-000000000001","type":"N"} ,\#n{"id":"00000000-0000-4000-8000-000000000002","type":"N"}\#n]}"#,
+        ])
+    func otherLayouts(text: String) throws {
+        let bytes = Array(text.utf8)
+        let structural = try #require(SnapshotReader.split(bytes))
+        #expect(SnapshotReader.split(bytes, findingIDs: false)?.elements == structural.elements)
+        #expect(structural.elements.count == (text.contains("000000000002") ? 2 : 1))
+    }
+}
