@@ -8,6 +8,8 @@ public enum SnapshotFileProblem: Error, Hashable, Sendable, CustomStringConverti
     case invalidTopLevel(String)
     /// The name is neither `<device>.json` nor a sync-tool copy of the device inside.
     case misnamed(String)
+    /// Not signed by a device this device trusts (when it trusts any): see the contract's "Signatures".
+    case untrusted(device: DeviceID, reason: String)
 
     public var description: String {
         switch self {
@@ -16,13 +18,14 @@ public enum SnapshotFileProblem: Error, Hashable, Sendable, CustomStringConverti
             "written in snapshot format \(format), newer than the formats 1 and 2 this version reads; left alone (upgrade SnapshotSync to read it)"
         case .invalidTopLevel(let rule): "\(rule); skipped until it changes"
         case .misnamed(let reason): "rejected: \(reason)"
+        case .untrusted(_, let reason): "rejected: \(reason)"
         }
     }
 
     /// A short word for summaries: `skipped` for files that may become readable, `rejected` otherwise.
     public var verdict: String {
         switch self {
-        case .misnamed: "rejected"
+        case .misnamed, .untrusted: "rejected"
         case .invalidJSON, .newerFormat, .invalidTopLevel: "skipped"
         }
     }

@@ -60,6 +60,15 @@ public enum SnapshotWriter {
     /// The bytes after the last record.
     public static let footer: [UInt8] = Array("\n]}\n".utf8)
 
+    /// What follows the last record in a signed file: the end of `records`, which is where the
+    /// signed bytes end.
+    public static let signedEnd: [UInt8] = Array("\n]".utf8)
+
+    /// What follows the signed bytes of a signed file: the signature member, the closing brace and a line feed.
+    public static func signatureFooter(_ signature: [UInt8]) -> [UInt8] {
+        FileSignature.member(signature) + [0x0A]
+    }
+
     /// A whole snapshot file.
     public static func bytes(of snapshot: ReadOnly.Snapshot) -> [UInt8] {
         var bytes = header(

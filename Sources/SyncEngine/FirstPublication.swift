@@ -89,23 +89,22 @@ final class FirstPublication: @unchecked Sendable {
 
     /// Builds a part's file and hands it to the writer thread.
     private func schedule(_ lines: [Line], as part: PartPrefix) {
-        let header = SnapshotWriter.header(device: device.device, part: part, generation: generation, writtenAt: now)
-        var bytes = header
+        var bytes = device.fileHeader(part: part, generation: generation, now: now)
+        let headerCount = bytes.count
         var content = ContentDigest()
         for (index, line) in lines.enumerated() {
             SnapshotWriter.appendLine(line.line, isFirst: index == 0, into: &bytes)
             line.digest.withUnsafeBytes { content.add(lineDigest: $0) }
         }
-        bytes += SnapshotWriter.footer
         let contentDigest = content.finalize()
+        let fileDigest = device.signAndEnd(&bytes, headerCount: headerCount, recordsDigest: contentDigest)
         let file = WrittenPart(
             part: part, temporaryPath: device.folder.path(of: device.temporaryName(for: part)),
             name: part.fileName(for: device.device),
             row: OwnPart(
                 prefix: part.rawValue, generation: generation, contentDigest: contentDigest,
                 bytes: Int64(bytes.count), records: Int64(lines.count), isPublished: false),
-            fileDigest: PublishedLayout.fileDigest(
-                header: header, footer: SnapshotWriter.footer, recordsDigest: contentDigest))
+            fileDigest: fileDigest)
         writer.async { [self, bytes] in
             guard written.withLock({ $0.failure == nil }) else { return }
             do throws(SystemCallError) {

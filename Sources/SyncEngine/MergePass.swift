@@ -56,7 +56,7 @@ extension SyncDevice {
         let storeIsEmpty = try store.reading { try $0.isEmpty() }
         let reader = SourceReader(
             folder: folder, device: device, maxFileSize: settings.maxFileSize, schemas: schemas, now: now,
-            clockSkewMargin: settings.safety.clockSkewMargin)
+            clockSkewMargin: settings.safety.clockSkewMargin, trust: try trustList(reading: scan.changed))
         let spanning = SpanningSources(reader.open(plan.spanning), plan: plan, reader: reader, invalid: retry.invalid)
         findings.report.timings.read = stopwatch.lap()
         let heldBack = retry.heldBack
@@ -96,7 +96,7 @@ extension SyncDevice {
                     }
                     review(
                         source, tally: tally, previous: scan.known[source.name], hasWritten: scan.hasWritten,
-                        heldBack: held, session: session, now: now, into: &findings)
+                        heldBack: held, trustActive: reader.trust.isActive, session: session, now: now, into: &findings)
                     if held == nil { incoming.add(tally.versions) }
                 }
                 if let merged = group.merged, let inserts {
@@ -127,7 +127,7 @@ extension SyncDevice {
                 }
                 review(
                     source, tally: tallies[index], previous: scan.known[source.name], hasWritten: scan.hasWritten,
-                    heldBack: held, session: session, now: now, into: &findings)
+                    heldBack: held, trustActive: reader.trust.isActive, session: session, now: now, into: &findings)
             }
             for row in findings.rows where row != findings.previousRows[row.name] { try session.save(row) }
             try session.markAbsent(except: findings.presentNames, known: Array(scan.known.values))

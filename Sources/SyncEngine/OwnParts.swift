@@ -339,8 +339,8 @@ private struct BuiltPart {
 
     init(_ part: PartPrefix, of device: SyncDevice, session: StoreSession, generation: Int64, now: Timestamp) throws {
         self.part = part
-        let header = SnapshotWriter.header(device: device.device, part: part, generation: generation, writtenAt: now)
-        var bytes = header
+        var bytes = device.fileHeader(part: part, generation: generation, now: now)
+        let headerCount = bytes.count
         var content = ContentDigest()
         var records = 0
         try session.forEachLine(in: part) { _, line, digest in
@@ -348,12 +348,10 @@ private struct BuiltPart {
             content.add(lineDigest: digest)
             records += 1
         }
-        bytes += SnapshotWriter.footer
-        self.bytes = bytes
         self.records = records
         contentDigest = content.finalize()
-        fileDigest = PublishedLayout.fileDigest(
-            header: header, footer: SnapshotWriter.footer, recordsDigest: contentDigest)
+        fileDigest = device.signAndEnd(&bytes, headerCount: headerCount, recordsDigest: contentDigest)
+        self.bytes = bytes
     }
 
     func row(generation: Int64, isPublished: Bool) -> OwnPart {

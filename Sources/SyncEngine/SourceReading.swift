@@ -134,6 +134,8 @@ struct SourceReader: Sendable {
     let schemas: SchemaSet
     let now: Timestamp
     let clockSkewMargin: Int64
+    /// Whose files may merge (when this device trusts any: only signed ones).
+    let trust: TrustList
 
     /// Opens `files`, on every core, in order.
     ///
@@ -155,8 +157,13 @@ struct SourceReader: Sendable {
         } catch {
             return OpenedSource(name: name, listed: listed, content: .unreadable(error))
         }
-        return OpenedSource(
-            name: name, listed: listed, content: Self.content(name, read.bytes, read.status, findingIDs: findingIDs))
+        let content = Self.content(name, read.bytes, read.status, findingIDs: findingIDs)
+        if let header = OpenedSource(name: name, listed: listed, content: content).header,
+            let rejection = trust.rejection(of: header, bytes: read.bytes)
+        {
+            return OpenedSource(name: name, listed: listed, content: .invalid(.untrusted(device: header.device, reason: rejection), read.status))
+        }
+        return OpenedSource(name: name, listed: listed, content: content)
     }
 
     /// A file's content: split, or else read whole by the plain path (which says what is wrong).

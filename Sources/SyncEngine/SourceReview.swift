@@ -37,7 +37,7 @@ extension SyncDevice {
     ///   - heldBack: why the mass-deletion valve holds it back, if it does (nothing of it merges).
     func review(
         _ source: OpenedSource, tally: SourceTally, previous: StoredSource?, hasWritten: Bool, heldBack: String?,
-        session: StoreSession, now: Timestamp, into findings: inout FolderFindings
+        trustActive: Bool, session: StoreSession, now: Timestamp, into findings: inout FolderFindings
     ) {
         let name = source.name
         let status = source.status
@@ -67,9 +67,14 @@ extension SyncDevice {
             logger.warning("source not read", metadata: ["source.name": "\(name)", "reason": "\(error)"])
             return
         case .invalid(let error, _):
-            outcome.status = if case .misnamed = error { .rejected } else { .skipped }
+            outcome.status = error.verdict == "rejected" ? .rejected : .skipped
             outcome.reason = error.description
             row.lastProblem = error.description
+            if case .untrusted(let device, _) = error {
+                row.isUntrusted = true
+                row.device = device.rawValue
+                outcome.device = device.rawValue
+            }
             logger.warning("source not merged", metadata: ["source.name": "\(name)", "reason": "\(error)"])
             return
         case .split(let content, _, let header, _):
@@ -96,7 +101,10 @@ extension SyncDevice {
         }
         if reading.device == device {
             let fileDigest = PublishedLayout.fileDigest(of: bytes) ?? SHA256.hash(data: bytes).hexString
-            if reading.role == .own, problems.isEmpty {
+            // Its content may be adopted (not rewritten; see PartWriter.place). While this device
+            // trusts keys, only a file signed with its own: one signed otherwise (an earlier key, a
+            // twin's, none) is rewritten, or its peers would reject it.
+            if reading.role == .own, problems.isEmpty, !trustActive || isSignedWithOwnKey(reading, bytes) {
                 findings.ownReads[reading.part] = OwnFileRead(
                     generation: reading.generation, recordsDigest: PublishedLayout.recordsDigest(of: bytes),
                     fileDigest: fileDigest)
@@ -146,6 +154,11 @@ extension SyncDevice {
     }
 
     /// A loud warning when a file under this device's name is not one this device wrote.
+    private func isSignedWithOwnKey(_ reading: SnapshotReading, _ bytes: [UInt8]) -> Bool {
+        guard reading.key == key.publicKey, let signature = reading.signature else { return false }
+        return bytes.withUnsafeBytes { key.publicKey.verifies(signature, of: $0) }
+    }
+
     private func impostorWarning(_ reading: SnapshotReading, bytes: [UInt8], fileDigest: String, session: StoreSession)
         throws -> String?
     {

@@ -13,6 +13,8 @@ public struct StatusReport: Codable, Hashable, Sendable {
         public var lastProblem: String?
         public var lastWarning: String?
         public var present: Bool
+        /// Whether its last read was rejected for trust.
+        public var isUntrusted: Bool
     }
 
     public var device: String
@@ -26,13 +28,18 @@ public struct StatusReport: Codable, Hashable, Sendable {
     /// How many files (parts) this device's snapshot is published in.
     public var parts: Int
     public var sources: [Source]
+    /// The devices trusted (this one included), empty when signatures are not checked.
+    public var trusted: [TrustedDevice]
+    /// The files in the folder whose last read was rejected for trust.
+    public var rejectedForTrust: [String]
     public var warnings: [String]
 }
 
 extension SyncDevice {
     /// The device's state as the store knows it (no file is read).
     public func status() throws -> StatusReport {
-        try store.reading { session in
+        let trusted = try trustedDevices()
+        return try store.reading { session in
             let sources = try session.sources()
             let parts = try session.ownParts()
             let published = parts.filter(\.isPublished).max { $0.generation < $1.generation }
@@ -52,6 +59,12 @@ extension SyncDevice {
             }) {
                 warnings.append("\(other.name) claims to be this device's own file")
             }
+            let rejectedForTrust = sources.filter { $0.present && $0.isUntrusted }.map(\.name)
+            if !rejectedForTrust.isEmpty {
+                warnings.append(
+                    "\(rejectedForTrust.count) file(s) rejected for trust (not signed by a trusted key): see their problems above, and syncctl trust --review"
+                )
+            }
             let present = Set(sources.filter(\.present).map(\.name))
             let missing = parts.map(partName).filter { !present.contains($0) }
             if parts.isEmpty || !missing.isEmpty {
@@ -67,9 +80,10 @@ extension SyncDevice {
                         name: $0.name, device: $0.device, role: $0.role, generation: $0.generation,
                         highestGeneration: $0.highestGeneration,
                         lastMerged: $0.lastMergedAt.map { Timestamp(milliseconds: $0).written },
-                        lastProblem: $0.lastProblem, lastWarning: $0.lastWarning, present: $0.present)
+                        lastProblem: $0.lastProblem, lastWarning: $0.lastWarning, present: $0.present,
+                        isUntrusted: $0.isUntrusted)
                 },
-                warnings: warnings)
+                trusted: trusted, rejectedForTrust: rejectedForTrust, warnings: warnings)
         }
     }
 

@@ -2,6 +2,7 @@ import Logging
 import RecordSchemas
 import SnapshotFormat
 import SyncStore
+import Synchronization
 
 /// One device taking part in a shared folder: its settings, its store and its shared folder.
 ///
@@ -23,6 +24,10 @@ public final class SyncDevice: Sendable {
     public let schemas: SchemaSet
     /// Whether a pass gives the memory it freed back to the system (a long-running process).
     public let returnsMemoryAfterPasses: Bool
+    /// This device's signing key (in the state directory; made the first time the device is opened).
+    private let keyBox: Mutex<DeviceKey>
+    /// The key this device signs its files with.
+    public var key: DeviceKey { keyBox.withLock { $0 } }
 
     /// The wall clock, as the contract's timestamps need it.
     public static let wallClock: @Sendable () -> Timestamp = {
@@ -62,6 +67,11 @@ public final class SyncDevice: Sendable {
             throw EngineError.stateDirectoryUnusable(path: state, reason: error.description)
         }
         storePath = state + "/store.sqlite"
+        do {
+            keyBox = Mutex(try DeviceKey.loadOrCreate(in: state))
+        } catch let error as SystemCallError {
+            throw EngineError.stateDirectoryUnusable(path: state + "/" + DeviceKey.fileName, reason: error.description)
+        }
         do {
             // The store serializes its own opening between processes (see OpeningLock).
             let message =
@@ -114,10 +124,30 @@ public final class SyncDevice: Sendable {
     /// The name of this device's own file in the shared folder.
     public var ownFileName: String { SourceFileName.ownFileName(for: device) }
 
-    /// Takes the state directory's lock for the duration of `work`.
+    /// Replaces this device's signing key with a new one and publishes every part of its snapshot
+    /// again, signed with it.
+    ///
+    /// The parts are marked to be written before the key changes: a crash between the two only
+    /// rewrites them once more.
+    public func rotateKey() throws -> (key: DeviceKey, report: MergeReport) {
+        try locked {
+            try store.transaction { try $0.markPartsUnpublished() }
+            let key = try DeviceKey.rotate(in: settings.stateDirectory)
+            keyBox.withLock { $0 = key }
+            return (key, try pass(edit: Optional<(StoreSession, Timestamp) throws -> Void>.none).report)
+        }
+    }
+
+    /// Takes the state directory's lock for the duration of `work`, with the signing key as the
+    /// state directory holds it now (another process may have rotated it).
     func locked<T>(_ work: () throws -> T) throws -> T {
         let lock = try StateLock(stateDirectory: settings.stateDirectory, timeoutSeconds: 30)
         defer { withExtendedLifetime(lock) {} }
+        if !key.isCurrent(in: settings.stateDirectory) {
+            let key = try DeviceKey.loadOrCreate(in: settings.stateDirectory)
+            keyBox.withLock { $0 = key }
+            logger.notice("signing with a new key", metadata: ["key": "\(key.publicKey.text)"])
+        }
         return try work()
     }
 }

@@ -97,9 +97,9 @@ enum SystemCalls {
         return descriptor
     }
 
-    /// Creates a new file exclusively (`O_CREAT|O_EXCL`), write-only, mode 0644.
-    static func createExclusively(_ path: String) throws(SystemCallError) -> Int32 {
-        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o644)
+    /// Creates a new file exclusively (`O_CREAT|O_EXCL`), write-only, mode 0644 (or `mode`).
+    static func createExclusively(_ path: String, mode: mode_t = 0o644) throws(SystemCallError) -> Int32 {
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode)
         guard descriptor >= 0 else { throw SystemCallError(call: "create", subject: path, errno: errno) }
         return descriptor
     }
@@ -203,8 +203,8 @@ enum SystemCalls {
 
     /// Creates the file `path` (it must not exist), writes `bytes` and syncs them to disk
     /// (`fdatasync(2)`): the first half of publishing a file atomically.
-    static func writeNewFile(_ path: String, _ bytes: [UInt8]) throws(SystemCallError) {
-        let descriptor = try createExclusively(path)
+    static func writeNewFile(_ path: String, _ bytes: [UInt8], mode: mode_t = 0o644) throws(SystemCallError) {
+        let descriptor = try createExclusively(path, mode: mode)
         defer { close(descriptor) }
         do throws(SystemCallError) {
             try writeAll(descriptor, bytes, path: path)

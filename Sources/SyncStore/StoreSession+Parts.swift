@@ -76,6 +76,20 @@ extension StoreSession {
         try WrittenFile.fetchOne(db, key: ["part": part.rawValue, "generation": generation])
     }
 
+    /// Marks every part to be written again at the next pass (after this device's key changed).
+    public func markPartsUnpublished() throws {
+        try db.execute(sql: "UPDATE ownPart SET isPublished = 0")
+    }
+
+    /// The digest of every file this device wrote, by part and generation.
+    public func writtenFileDigests() throws -> [(part: PartPrefix, generation: Int64, fileDigest: String)] {
+        try Row.fetchAll(db, sql: "SELECT part, generation, fileDigest FROM writtenFile").compactMap { row in
+            let part: String = row["part"]
+            guard let prefix = part.isEmpty ? PartPrefix.whole : PartPrefix(part) else { return nil }
+            return (prefix, row["generation"], row["fileDigest"])
+        }
+    }
+
     /// Records a file about to be written (before the rename, so a crash cannot hide it).
     public func recordWritten(_ file: WrittenFile) throws {
         try file.insert(db, onConflict: .replace)

@@ -17,7 +17,8 @@ extension StoreSession {
         let statement = try db.cachedStatement(
             sql: """
                 SELECT name, device, role, generation, highestGeneration, fileSystemDevice, inode, size,
-                    modifiedNanos, changedNanos, lastMergedAt, lastSeenAt, lastProblem, lastWarning, present
+                    modifiedNanos, changedNanos, lastMergedAt, lastSeenAt, lastProblem, lastWarning, present,
+                    isUntrusted
                 FROM source ORDER BY name
                 """)
         var sources: [StoredSource] = []
@@ -40,6 +41,7 @@ extension StoreSession {
             source.lastProblem = text(12)
             source.lastWarning = text(13)
             source.present = (integer(14) ?? 0) != 0
+            source.isUntrusted = (integer(15) ?? 0) != 0
             sources.append(source)
         }
         return sources

@@ -31,6 +31,9 @@ public struct StoredSource: Codable, Hashable, Sendable, FetchableRecord, Persis
     public var lastWarning: String?
     /// Whether the file was in the folder at the last scan.
     public var present: Bool
+    /// Whether its last read was rejected for trust (not signed by a key this device trusts for
+    /// its device); added by migration v9.
+    public var isUntrusted = false
 
     /// A source row with only its name and stat.
     public init(
@@ -65,6 +68,7 @@ public struct StoredSource: Codable, Hashable, Sendable, FetchableRecord, Persis
         lastProblem = row["lastProblem"]
         lastWarning = row["lastWarning"]
         present = row["present"]
+        isUntrusted = row["isUntrusted"]
     }
 
     /// Whether the stat matches another's: same file, same size and times.

@@ -204,6 +204,23 @@ extension SyncStore {
                     BEGIN INSERT OR IGNORE INTO changedPrefix (prefix) VALUES (substr(OLD.id, 1, 4)); END;
                     """)
         }
+        migrator.registerMigration("v9: trusted keys") { db in
+            // The devices whose files this device merges, each with the one public key it must be
+            // signed with (format 2's "Signatures"): empty means every file merges, signed or not.
+            try db.execute(
+                sql: """
+                    CREATE TABLE trustedKey (
+                        device TEXT NOT NULL PRIMARY KEY, key TEXT NOT NULL, acceptedAt INTEGER NOT NULL
+                    ) WITHOUT ROWID
+                    """)
+            // Every part is written again, signed: a device that trusts this one rejects its
+            // unsigned files.
+            try db.execute(sql: "UPDATE ownPart SET isPublished = 0")
+            // Whether a file's last read was rejected because its signature is not a trusted key's.
+            try db.alter(table: "source") { table in
+                table.add(column: "isUntrusted", .boolean).notNull().defaults(to: false)
+            }
+        }
         return migrator
     }
 }

@@ -29,6 +29,16 @@ extension SyncctlCommand {
                 print(
                     "Records:        \(status.counts.live) live, \(status.counts.deleted) deleted, \(status.counts.inConflict) in conflict"
                 )
+                if status.trusted.isEmpty {
+                    print("Trust:          none (every file merges, signed or not; see syncctl trust)")
+                } else {
+                    print("Trust:          only files signed by these devices' keys merge")
+                    for entry in status.trusted {
+                        print(
+                            "  " + padded(entry.device, 16) + " " + entry.fingerprint
+                                + (entry.isThisDevice ? "  (this device)" : ""))
+                    }
+                }
                 print("Sources:")
                 for source in status.sources {
                     var line = "  " + padded(source.name, 32) + " " + padded(source.device ?? "?", 16)

@@ -24,7 +24,7 @@ struct SyncctlCommand: AsyncParsableCommand {
             """,
         subcommands: [
             Merge.self, Status.self, List.self, Get.self, Export.self, Put.self, Delete.self, Conflicts.self,
-            Resolve.self, Tidy.self,
+            Resolve.self, Tidy.self, Key.self, Trust.self, Untrust.self,
         ]
     )
 }

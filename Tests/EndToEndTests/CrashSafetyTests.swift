@@ -290,8 +290,8 @@ extension CrashSafetyTests {
         let workspace = try Workspace()
         defer { workspace.remove() }
         var environment = workspace.environment
-        environment["SYNCD_PART_SPLIT_KILOBYTES"] = "32"
-        environment["SYNCD_PART_JOIN_KILOBYTES"] = "16"
+        environment["SYNCD_PART_SPLIT_KILOBYTES"] = "40"
+        environment["SYNCD_PART_JOIN_KILOBYTES"] = "20"
         let location = workspace.location()
         // Given desk's snapshot of phone's 20 notes, in one file
         try workspace.write("phone.json", Self.spreadNotes("phone", count: 20))

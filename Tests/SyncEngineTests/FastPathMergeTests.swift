@@ -124,7 +124,10 @@ struct FastPathMergeTests {
     static func recordsPart(of file: [UInt8]) -> [UInt8] {
         let opening = Array(#","records":["#.utf8)
         guard let start = file.firstRange(of: opening)?.upperBound else { return [] }
-        return Array(file[start..<(file.count - SnapshotWriter.footer.count)])
+        // The records end at the last line feed before "]" (the signature member follows).
+        guard let end = file.indices.last(where: { $0 + 1 < file.count && file[$0] == 0x0A && file[$0 + 1] == 0x5D })
+        else { return [] }
+        return Array(file[start..<end])
     }
 
     /// Runs the benchmark's generator (bench/generate.py) for three devices.

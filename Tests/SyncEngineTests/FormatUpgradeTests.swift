@@ -40,35 +40,33 @@ struct FormatUpgradeTests {
         return file
     }
 
-    @Test("a store filled under format 1 keeps its format 1 file until its next write, then publishes format 2 parts and removes the old file")
+    @Test("a store filled under format 1 publishes its snapshot again at its first pass, as signed format 2 parts, and removes the old file")
     func largeSnapshotUpgrades() throws {
-        // Given desk as format 1 left it: 400 records in one format 1 desk.json
+        // Given desk as format 1 left it: 400 records in one unsigned format 1 desk.json
         let sandbox = try Sandbox()
         defer { sandbox.remove() }
-        let old = try Self.formatOneDevice(sandbox, records: 400)
+        _ = try Self.formatOneDevice(sandbox, records: 400)
         let desk = try sandbox.device("desk", partPolicy: PartsTests.policy)
 
         // When it merges with nothing changed
-        let idle = try desk.merge(rereadAll: true)
+        let idle = try desk.merge()
 
-        // Then nothing is written: its file is the one it published, read cleanly, no warning
-        #expect(idle.publishedFiles.isEmpty && idle.removedFiles.isEmpty)
-        #expect(try sandbox.read("desk.json") == old)
+        // Then it publishes its snapshot as format 2 parts signed with its key (a device that
+        // trusts it would reject an unsigned file), every record in them, and removes desk.json
+        #expect(idle.removedFiles == ["desk.json"])
         #expect(idle.warnings.isEmpty, "\(idle.warnings)")
-
-        // When it makes its next write
-        sandbox.clock.advance()
-        let edit = try desk.put(id: nil, type: "Note", fields: Wire.object(#"{"text": "new"}"#), schemaVersion: nil)
-
-        // Then it publishes its snapshot as format 2 parts, every record in them, and removes desk.json
-        #expect(edit.merge.removedFiles == ["desk.json"])
         let published = try #require(try PublishedSnapshot.read(folder: sandbox.shared, device: "desk"))
         #expect(published.files.count == 16)
         #expect(published.readings.allSatisfy { $0.format == 2 && !$0.part.isWhole })
-        #expect(published.recordCount == 401 && published.problems.isEmpty)
+        #expect(published.readings.allSatisfy { $0.key == desk.key.publicKey && $0.signature != nil })
+        #expect(published.recordCount == 400 && published.problems.isEmpty)
+
+        // And the next pass writes nothing
+        let again = try desk.merge()
+        #expect(again.publishedFiles.isEmpty && again.removedFiles.isEmpty)
     }
 
-    @Test("a small format 1 snapshot is rewritten in place as one format 2 file at the next write")
+    @Test("a small format 1 snapshot is rewritten in place as one signed format 2 file")
     func smallSnapshotUpgrades() throws {
         let sandbox = try Sandbox()
         defer { sandbox.remove() }
@@ -79,6 +77,7 @@ struct FormatUpgradeTests {
         #expect(edit.merge.publishedFiles == ["desk.json"] && edit.merge.removedFiles.isEmpty)
         let reading = try SnapshotReader.read(bytes: try sandbox.read("desk.json"), fileName: "desk.json")
         #expect(reading.format == 2 && reading.part.isWhole && reading.recordCount == 6)
+        #expect(reading.key == desk.key.publicKey && reading.signature != nil)
         #expect(reading.generation == 4)
     }
 }

@@ -155,7 +155,7 @@ struct PartsTests {
         defer { sandbox.remove() }
         let long = String(repeating: "long text ", count: 40)
         try sandbox.write("phone.json", Self.peerFile("phone", generation: 1, 0..<80, text: long))
-        let desk = try sandbox.device("desk", partPolicy: PartPolicy(splitBytes: 32 << 10, joinBytes: 16 << 10))
+        let desk = try sandbox.device("desk", partPolicy: PartPolicy(splitBytes: 40 << 10, joinBytes: 20 << 10))
         _ = try desk.merge()
         #expect(try PublishedSnapshot.read(folder: sandbox.shared, device: "desk")!.files.count == 16)
 

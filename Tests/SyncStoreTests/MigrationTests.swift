@@ -16,7 +16,7 @@ struct MigrationTests {
                 "v1: versions, records, sources, publications", "v2: source warnings apart from problems",
                 "v3: each record's published line", "v4: publications adopted from another writer",
                 "v5: one row per record, digests of each source's records", "v6: each record's line digest",
-                "v7: no index on record type", "v8: format 2 parts",
+                "v7: no index on record type", "v8: format 2 parts", "v9: trusted keys",
             ])
     }
 
@@ -48,7 +48,7 @@ struct MigrationTests {
         let store = try SyncStore(path: path)
 
         // Then it is migrated and every row is there, unchanged
-        #expect(try store.appliedMigrations().count == 8)
+        #expect(try store.appliedMigrations().count == 9)
         try store.reading { session in
             #expect(try session.owner() == DeviceID("laptop"))
             #expect(try session.record(record.id) == record)
@@ -207,6 +207,42 @@ struct MigrationTests {
             #expect(try session.counts() == RecordCounts(live: 1, deleted: 0, inConflict: 1, benignOnly: 0))
             let indexes = try String.fetchAll(session.db, sql: "SELECT name FROM sqlite_master WHERE type = 'index'")
             #expect(!indexes.contains("index_record_on_type"))
+        }
+    }
+
+    @Test("v9 keeps every part and source a v8 database holds, marks every part to be published again (signed), and trusts no key")
+    func v8ToV9() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.path("store.sqlite")
+        do {
+            let old = try SyncStore(path: path, upTo: "v8: format 2 parts")
+            try old.transaction { session in
+                try session.replaceOwnParts(
+                    removing: [],
+                    saving: [
+                        OwnPart(prefix: "0", generation: 4, contentDigest: "a", bytes: 10, records: 1, isPublished: true),
+                        OwnPart(prefix: "1", generation: 5, contentDigest: "b", bytes: 20, records: 2, isPublished: true),
+                    ])
+                var source = StoredSource(
+                    name: "phone.json", fileSystemDevice: 1, inode: 2, size: 3, modifiedNanos: 4, changedNanos: 5, lastSeenAt: 6)
+                source.device = "phone"
+                try session.db.execute(
+                    sql: """
+                        INSERT INTO source (name, device, fileSystemDevice, inode, size, modifiedNanos, changedNanos,
+                                            lastSeenAt, present)
+                        VALUES (?, ?, 1, 2, 3, 4, 5, 6, 1)
+                        """, arguments: [source.name, source.device])
+            }
+        }
+        let store = try SyncStore(path: path)
+        try store.reading { session in
+            let parts = try session.ownParts()
+            #expect(parts.map(\.prefix) == ["0", "1"] && parts.map(\.generation) == [4, 5])
+            #expect(parts.allSatisfy { !$0.isPublished })
+            let source = try #require(try session.source(named: "phone.json"))
+            #expect(source.device == "phone" && source.inode == 2 && !source.isUntrusted)
+            #expect(try session.trustedKeys().isEmpty)
         }
     }
 

@@ -1,0 +1,120 @@
+import Crypto
+import Foundation
+import SnapshotFormat
+
+/// This device's Ed25519 key pair (format 2's "Signatures"): every file it publishes names the
+/// public key and ends with a signature by the private one.
+///
+/// The private key lives in the state directory, `signing.key`, mode 0600, never in the shared
+/// folder; it is created the first time the device is opened.
+// Unchecked: the private key is an immutable value that swift-crypto does not mark Sendable;
+// nothing here mutates it after init.
+public struct DeviceKey: @unchecked Sendable {
+    private let privateKey: Curve25519.Signing.PrivateKey
+    /// The public key, as files name it.
+    public let publicKey: PublicKey
+    /// The inode of the key file it was read from or written to: a running `syncd` notices a key
+    /// rotated by `syncctl key --rotate` by its new inode.
+    let fileInode: Int64
+
+    /// The key file's name in the state directory.
+    static let fileName = "signing.key"
+    private static let scheme = "ed25519-private:"
+
+    private init(_ privateKey: Curve25519.Signing.PrivateKey, fileInode: Int64) {
+        self.privateKey = privateKey
+        self.fileInode = fileInode
+        publicKey = PublicKey(bytes: Array(privateKey.publicKey.rawRepresentation))!
+    }
+
+    /// Whether the key file in `stateDirectory` is still this key's (not replaced by a rotation).
+    func isCurrent(in stateDirectory: String) -> Bool {
+        (try? SystemCalls.status(stateDirectory + "/" + Self.fileName).inode) == fileInode
+    }
+
+    /// The key kept in `stateDirectory`, made and kept there when there is none.
+    static func loadOrCreate(in stateDirectory: String) throws -> DeviceKey {
+        let path = stateDirectory + "/" + fileName
+        if let key = try load(path) { return key }
+        do {
+            return try write(Curve25519.Signing.PrivateKey(), to: path)
+        } catch let error as SystemCallError where error.errno == EEXIST {
+            // Another process made it meanwhile: use that one.
+            if let key = try load(path) { return key }
+            throw error
+        }
+    }
+
+    /// Replaces the key in `stateDirectory` with a new one (the old one is kept as
+    /// `signing.key.old`); the new key.
+    static func rotate(in stateDirectory: String) throws -> DeviceKey {
+        let path = stateDirectory + "/" + fileName
+        let fresh = path + ".new"
+        try? SystemCalls.remove(fresh)
+        let key = try write(Curve25519.Signing.PrivateKey(), to: fresh)
+        try? SystemCalls.remove(path + ".old")
+        try? SystemCalls.rename(path, to: path + ".old")
+        try SystemCalls.rename(fresh, to: path)
+        let directory = try SystemCalls.openDirectory(stateDirectory)
+        defer { SystemCalls.close(directory) }
+        try SystemCalls.synchronize(directory, path: stateDirectory)
+        return key
+    }
+
+    private static func load(_ path: String) throws -> DeviceKey? {
+        let descriptor: Int32
+        do {
+            descriptor = try SystemCalls.openForReadingNoFollow(path)
+        } catch let error where error.errno == ENOENT {
+            return nil
+        }
+        defer { SystemCalls.close(descriptor) }
+        let inode = try SystemCalls.status(of: descriptor, path: path).inode
+        let text = String(decoding: try SystemCalls.readAll(descriptor, expectedSize: 128, path: path), as: UTF8.self)
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        guard text.hasPrefix(scheme), let raw = Base64Text.decode(String(text.dropFirst(scheme.count))),
+            let key = try? Curve25519.Signing.PrivateKey(rawRepresentation: raw)
+        else {
+            throw EngineError.stateDirectoryUnusable(
+                path: path, reason: "it does not hold this device's signing key; move it away to make a new key")
+        }
+        return DeviceKey(key, fileInode: inode)
+    }
+
+    /// Writes `privateKey` to a new file at `path`, readable by this user only, synchronized.
+    private static func write(_ privateKey: Curve25519.Signing.PrivateKey, to path: String) throws -> DeviceKey {
+        let text = scheme + Base64Text.encode(Array(privateKey.rawRepresentation)) + "\n"
+        try SystemCalls.writeNewFile(path, Array(text.utf8), mode: 0o600)
+        return DeviceKey(privateKey, fileInode: try SystemCalls.status(path).inode)
+    }
+
+    /// The signature of `bytes`.
+    func sign(_ bytes: [UInt8]) -> [UInt8] {
+        // Ed25519 as RFC 8032 defines it, deterministic: the same bytes always give the same signature.
+        Array((try? privateKey.signature(for: bytes)) ?? Data())
+    }
+}
+
+extension PublicKey {
+    /// A short form a person compares on two screens: the start of the SHA-256 of the key, in
+    /// five groups of four hex digits.
+    public var fingerprint: String {
+        let digest = Array(SHA256.hash(data: bytes).prefix(10)).hexString
+        return stride(from: 0, to: digest.count, by: 4).map { offset in
+            let start = digest.index(digest.startIndex, offsetBy: offset)
+            return String(digest[start..<digest.index(start, offsetBy: 4)])
+        }.joined(separator: " ")
+    }
+
+    /// Whether `signature` is this key's signature of `bytes`.
+    func verifies(_ signature: FileSignature, of bytes: UnsafeRawBufferPointer) -> Bool {
+        guard let key = try? Curve25519.Signing.PublicKey(rawRepresentation: self.bytes) else { return false }
+        return key.isValidSignature(signature.bytes, for: UnsafeRawBufferPointer(rebasing: bytes[..<signature.signedCount]))
+    }
+}
+
+/// Standard base64 through Foundation (the engine has it; the pure format module has its own).
+enum Base64Text {
+    static func encode(_ bytes: [UInt8]) -> String { Data(bytes).base64EncodedString() }
+    static func decode(_ text: String) -> [UInt8]? { Data(base64Encoded: text).map { Array($0) } }
+}

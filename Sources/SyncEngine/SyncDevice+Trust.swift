@@ -1,0 +1,126 @@
+import Dispatch
+import SnapshotFormat
+import SyncStore
+import Synchronization
+
+/// A device this device trusts, and the key its files must be signed with.
+public struct TrustedDevice: Codable, Hashable, Sendable {
+    public var device: String
+    public var key: String
+    public var fingerprint: String
+    /// Whether it is this device (its own key, always trusted while any other device is).
+    public var isThisDevice: Bool
+}
+
+/// A key that files in the shared folder carry, as `syncctl trust --review` offers it.
+public struct FolderKey: Codable, Hashable, Sendable {
+    public var device: String
+    /// The key, nil for unsigned files.
+    public var key: String?
+    public var fingerprint: String?
+    /// The files that name this device and this key.
+    public var files: [String]
+    /// How many of them carry a signature that verifies with the key: a key is worth trusting only
+    /// when its files are signed by it (the others were changed after signing, or forged).
+    public var validlySigned: Int
+    /// The key trusted for this device now, if any.
+    public var trustedKey: String?
+
+    /// Whether this device trusts this key for this device already.
+    public var isTrusted: Bool { key != nil && key == trustedKey }
+    /// Whether trusting the key would let some of its files merge.
+    public var canBeTrusted: Bool { key != nil && validlySigned > 0 && !isTrusted }
+}
+
+extension SyncDevice {
+    /// The devices this device trusts, itself included, in device order; empty when it trusts none
+    /// (and so merges every file, signed or not).
+    public func trustedDevices() throws -> [TrustedDevice] {
+        let stored = try store.reading { try $0.trustedKeys() }
+        guard !stored.isEmpty else { return [] }
+        let keys = TrustList(stored: stored, device: device, ownKey: key.publicKey, ownFiles: [:]).keys
+        return keys.sorted { $0.key.rawValue < $1.key.rawValue }.map { device, key in
+            TrustedDevice(
+                device: device.rawValue, key: key.text, fingerprint: key.fingerprint, isThisDevice: device == self.device)
+        }
+    }
+
+    /// Trusts `key` for `device` (replacing the key trusted for it, if any), so that its files merge
+    /// when signed with it; every file is read again at the next pass.
+    ///
+    /// - Returns: the key trusted for `device` before, if any.
+    /// - Throws: ``EngineError/invalidEdit(_:)`` for this device itself (its own key is always trusted).
+    @discardableResult
+    public func trust(_ key: PublicKey, for device: DeviceID) throws -> PublicKey? {
+        guard device != self.device else {
+            throw EngineError.invalidEdit(
+                "\(device) is this device: its own key (syncctl key) is always trusted; to change it, use syncctl key --rotate")
+        }
+        return try locked {
+            try store.transaction { session in
+                let before = try session.trustedKeys()[device]
+                try session.trust(key, for: device, at: clock())
+                return before
+            }
+        }
+    }
+
+    /// Stops trusting `device`: its files no longer merge (what they gave before stays). Whether it
+    /// was trusted.
+    @discardableResult
+    public func untrust(_ device: DeviceID) throws -> Bool {
+        try locked { try store.transaction { try $0.untrust(device) } }
+    }
+
+    /// The devices whose files were read (present in the folder at the last pass) that this device
+    /// does not trust, in order.
+    public func untrustedDevicesSeen() throws -> [String] {
+        try store.reading { session in
+            let trusted = try session.trustedKeys()
+            let seen = Set(try session.sources().filter(\.present).compactMap(\.device))
+            return seen.filter { name in
+                guard let device = DeviceID(name) else { return false }
+                return device != self.device && trusted[device] == nil
+            }.sorted()
+        }
+    }
+
+    /// Every key that the files of other devices in the shared folder carry (unsigned files too),
+    /// by device and key, with whether their signatures verify and whether it is trusted. Reads the
+    /// head and signature of every file, on every core.
+    public func keysInFolder() throws -> [FolderKey] {
+        let entries = try folder.candidates().considered.filter { $0.status?.kind == .regular }
+        let trusted = try store.reading { try $0.trustedKeys() }
+        let found = Mutex([String: FolderKey]())
+        DispatchQueue.concurrentPerform(iterations: entries.count) { index in
+            let name = entries[index].name
+            guard let read = try? folder.readSnapshotBytes(name, limit: settings.maxFileSize),
+                let header = OpenedSource(
+                    name: name, listed: read.status,
+                    content: SourceReader.content(name, read.bytes, read.status, findingIDs: false)
+                ).header,
+                header.device != device
+            else { return }
+            let verifies =
+                header.key.flatMap { key in
+                    header.signature.map { signature in read.bytes.withUnsafeBytes { key.verifies(signature, of: $0) } }
+                } ?? false
+            let entry = "\(header.device.rawValue)\u{0}\(header.key?.text ?? "")"
+            found.withLock { found in
+                var key =
+                    found[entry]
+                    ?? FolderKey(
+                        device: header.device.rawValue, key: header.key?.text, fingerprint: header.key?.fingerprint,
+                        files: [], validlySigned: 0, trustedKey: trusted[header.device]?.text)
+                key.files.append(name)
+                if verifies { key.validlySigned += 1 }
+                found[entry] = key
+            }
+        }
+        return found.withLock { $0.values }.map { key in
+            var key = key
+            key.files.sort()
+            return key
+        }.sorted { ($0.device, $0.key ?? "") < ($1.device, $1.key ?? "") }
+    }
+}

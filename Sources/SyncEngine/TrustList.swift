@@ -1,0 +1,88 @@
+import SnapshotFormat
+import SyncStore
+
+/// Which devices' files this device merges (format 2's "Signatures").
+///
+/// Empty, it merges every file, signed or not, and checks no signature (format 1's behaviour).
+/// Not empty, it merges only files whose device it lists and that carry a valid signature by
+/// that device's listed key; this device's own key is listed with it. Trust is local: the
+/// folder's files never add to it.
+struct TrustList: Sendable {
+    /// The trusted devices and their keys, this device's own included; empty when none is.
+    let keys: [DeviceID: PublicKey]
+    let device: DeviceID
+    /// Files this device wrote, by part and generation, with their digest: an earlier file of its
+    /// own (signed with an earlier key, or written before it signed) is still its own.
+    let ownFiles: [String: String]
+
+    /// The list as the store holds it, with this device's own key.
+    init(stored: [DeviceID: PublicKey], device: DeviceID, ownKey: PublicKey, ownFiles: [String: String]) {
+        var keys = stored
+        if !keys.isEmpty { keys[device] = ownKey }
+        self.keys = keys
+        self.device = device
+        self.ownFiles = ownFiles
+    }
+
+    /// Whether any file is checked.
+    var isActive: Bool { !keys.isEmpty }
+
+    static func ownFileKey(_ part: PartPrefix, _ generation: Int64) -> String { "\(part.rawValue):\(generation)" }
+
+    /// Why a file (`reading` of `bytes`) must not merge; nil when it may.
+    func rejection(of reading: SnapshotReading, bytes: [UInt8]) -> String? {
+        guard isActive else { return nil }
+        let device = reading.device
+        let carries = reading.key.map { "it names key \($0.text) (fingerprint \($0.fingerprint))" } ?? "it names no key"
+        let signedBy = { (key: PublicKey) -> Bool in
+            guard reading.key == key, let signature = reading.signature else { return false }
+            return bytes.withUnsafeBytes { key.verifies(signature, of: $0) }
+        }
+        if device == self.device {
+            if signedBy(keys[device]!) { return nil }
+            if let digest = ownFiles[Self.ownFileKey(reading.part, reading.generation)],
+                digest == PublishedLayout.fileDigest(of: bytes)
+            {
+                return nil
+            }
+            return
+                "a file under this device's own name (\(device)) that this device did not sign: \(carries). ANOTHER DEVICE MAY BE USING THIS DEVICE'S ID; give each device its own --device ID"
+        }
+        guard let trusted = keys[device] else {
+            return
+                "device \(device) is not trusted: \(carries). If that is \(device)'s genuine key (compare the fingerprint with `syncctl key` on \(device)), trust it: syncctl trust \(device) \(reading.key?.text ?? "KEY")"
+        }
+        guard let key = reading.key, reading.signature != nil else {
+            return
+                "the file is not signed, and \(device)'s files must be signed with its trusted key \(trusted.text) (fingerprint \(trusted.fingerprint))"
+        }
+        guard key == trusted else {
+            return
+                "it is signed with key \(key.text) (fingerprint \(key.fingerprint)), not the key trusted for \(device) (fingerprint \(trusted.fingerprint)). If \(device) made a new key (compare with `syncctl key` on \(device)): syncctl trust \(device) \(key.text)"
+        }
+        guard signedBy(trusted) else {
+            return
+                "its signature does not verify with \(device)'s key (fingerprint \(trusted.fingerprint)): the file was changed after it was signed, or forged"
+        }
+        return nil
+    }
+}
+
+extension SyncDevice {
+    /// The trust list as the store holds it now, for a pass that reads `changed`.
+    func trustList(reading changed: [(name: String, status: FileStatus)]) throws -> TrustList {
+        let ownKey = key.publicKey
+        return try store.reading { session in
+            let stored = try session.trustedKeys()
+            var ownFiles: [String: String] = [:]
+            // Files this device wrote are looked up only when a file under its name changed.
+            let ownName = device.rawValue + "."
+            if !stored.isEmpty, changed.contains(where: { $0.name.hasPrefix(ownName) }) {
+                for file in try session.writtenFileDigests() {
+                    ownFiles[TrustList.ownFileKey(file.part, file.generation)] = file.fileDigest
+                }
+            }
+            return TrustList(stored: stored, device: device, ownKey: ownKey, ownFiles: ownFiles)
+        }
+    }
+}
