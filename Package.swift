@@ -114,7 +114,7 @@ let package = Package(
             name: "SyncEngineTests",
             dependencies: [
                 "SyncEngine", "SyncStore", "SnapshotFormat", "SnapshotMerge", "TestSupport",
-                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Logging", package: "swift-log"), .product(name: "Crypto", package: "swift-crypto"),
             ]),
         // Runs the built executables as real processes.
         .testTarget(name: "EndToEndTests", dependencies: ["SnapshotFormat", "SnapshotMerge", "SyncStore", "TestSupport"]),

@@ -1,0 +1,327 @@
+import Crypto
+import Foundation
+import SnapshotFormat
+import SyncEngine
+import SyncStore
+import TestSupport
+import Testing
+
+/// A key pair that signs format 2 files the way the contract spells it, built here independently
+/// of the engine's writer.
+struct TestSigner {
+    let privateKey = Curve25519.Signing.PrivateKey()
+
+    var keyText: String { "ed25519:" + Data(privateKey.publicKey.rawRepresentation).base64EncodedString() }
+    var publicKey: PublicKey { PublicKey(text: keyText)! }
+
+    /// A format 2 file of `device` (a part of it, with `part`), naming this key and signed by it.
+    func file(_ device: String, generation: Int64, versions: [ReadOnly.Version], part: String? = nil) -> [UInt8] {
+        var bytes = Self.unsigned(device, generation: generation, versions: versions, part: part, key: keyText)
+        sign(&bytes)
+        return bytes
+    }
+
+    /// Ends `bytes` (a file's JSON object, closing brace included) with this key's signature of
+    /// everything before `,"signature":`.
+    func sign(_ bytes: inout [UInt8]) {
+        bytes.removeLast()
+        let signature = try! privateKey.signature(for: bytes)
+        bytes += Array(#","signature":"ed25519:\#(Data(signature).base64EncodedString())"}"#.utf8)
+    }
+
+    /// A format 2 file with no signature (naming `key` if given).
+    static func unsigned(
+        _ device: String, generation: Int64, versions: [ReadOnly.Version], part: String? = nil, key: String? = nil
+    ) -> [UInt8] {
+        var top = JSONObject()
+        top["format"] = .number(2)
+        top["device"] = .string(device)
+        top["generation"] = .number(Double(generation))
+        top["writtenAt"] = .string(Timestamp(milliseconds: Wire.base).written)
+        if let part { top["part"] = .string(part) }
+        if let key { top["key"] = .string(key) }
+        top["records"] = .array(versions.sorted { $0.id < $1.id }.map { .object(ReadOnly.Record(version: $0).normalForm) })
+        return JSONValue.object(top).canonicalBytes
+    }
+}
+
+@Suite("Signed files and trusted keys")
+struct TrustTests {
+    /// Version `n` of a note by `device`, whose text says who made it.
+    static func note(_ n: Int, by device: String, count: Int64 = 1) -> ReadOnly.Version {
+        Wire.version(n, by: device, vector: [device: count], at: count, fields: #"{"text": "\#(device) \#(count)"}"#)
+    }
+
+    static func held(_ device: SyncDevice) throws -> Set<RecordID> {
+        Set(try device.records(includeDeleted: true).map(\.id))
+    }
+
+    @Test("with no trusted device, unsigned and signed files merge alike and signatures are not checked (format 1 behaviour)")
+    func noTrustMergesEverything() throws {
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        let phone = TestSigner()
+        var tampered = phone.file("tablet", generation: 1, versions: [Self.note(3, by: "tablet")])
+        tampered[tampered.firstRange(of: Array("tablet 1".utf8))!.lowerBound] = UInt8(ascii: "T")
+        try sandbox.write("phone.json", phone.file("phone", generation: 1, versions: [Self.note(1, by: "phone")]))
+        try sandbox.write("laptop.json", Wire.snapshot("laptop", generation: 1, versions: [Self.note(2, by: "laptop")]))
+        try sandbox.write("tablet.json", tampered)
+        let desk = try sandbox.device("desk")
+
+        let report = try desk.merge()
+
+        #expect(!report.hasRejections, "\(report.sources)")
+        #expect(try Self.held(desk) == [Wire.id(1), Wire.id(2), Wire.id(3)])
+        #expect(try desk.trustedDevices().isEmpty)
+    }
+
+    @Test(
+        "trusting phone's key: only its files signed with that key merge; unsigned, tampered, wrong-key, forged and untrusted-device files, their copies and their parts are each rejected whole, named, and none of their versions is stored"
+    )
+    func rejectsWhatIsNotTrusted() throws {
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        let phone = TestSigner()
+        let mallory = TestSigner()
+        let desk = try sandbox.device("desk")
+        try desk.trust(phone.publicKey, for: DeviceID("phone")!)
+
+        // Given phone's genuine file and part, and every kind of file that must not merge
+        try sandbox.write("phone.json", phone.file("phone", generation: 1, versions: [Self.note(1, by: "phone")]))
+        let genuinePart = phone.file("phone", generation: 1, versions: [Self.note(0xB, by: "phone")], part: "0")
+        try sandbox.write("phone.0.json", genuinePart)
+        var bad: [String: (id: Int, reason: String)] = [:]
+        // unsigned, claiming phone
+        try sandbox.write(
+            "phone.sync-conflict-20261125-000001-AAAAAAA.json",
+            TestSigner.unsigned("phone", generation: 2, versions: [Self.note(0x10, by: "phone", count: 2)]))
+        bad["phone.sync-conflict-20261125-000001-AAAAAAA.json"] = (0x10, "not signed")
+        // tampered by one byte after signing
+        var tampered = phone.file("phone", generation: 3, versions: [Self.note(0x11, by: "phone", count: 3)], part: "1")
+        tampered[tampered.firstRange(of: Array("phone 3".utf8))!.lowerBound] = UInt8(ascii: "P")
+        try sandbox.write("phone.1.json", tampered)
+        bad["phone.1.json"] = (0x11, "does not verify")
+        // signed with another key, naming it (a forged phone)
+        try sandbox.write(
+            "phone.2.json", mallory.file("phone", generation: 4, versions: [Self.note(0x12, by: "phone", count: 4)], part: "2"))
+        bad["phone.2.json"] = (0x12, "not the key trusted for phone")
+        // naming phone's key but signed by another (a forged signature)
+        var forged = TestSigner.unsigned(
+            "phone", generation: 5, versions: [Self.note(0x13, by: "phone", count: 5)], part: "3", key: phone.keyText)
+        mallory.sign(&forged)
+        try sandbox.write("phone.3.json", forged)
+        bad["phone.3.json"] = (0x13, "does not verify")
+        // a device nobody trusts, its part and a copy of it
+        try sandbox.write("mallory.json", mallory.file("mallory", generation: 1, versions: [Self.note(0x14, by: "mallory")]))
+        try sandbox.write(
+            "mallory.4.json", mallory.file("mallory", generation: 1, versions: [Self.note(0x15, by: "mallory")], part: "4"))
+        try sandbox.write(
+            "mallory (conflicted copy).json", mallory.file("mallory", generation: 2, versions: [Self.note(0x16, by: "mallory")]))
+        bad["mallory.json"] = (0x14, "mallory is not trusted")
+        bad["mallory.4.json"] = (0x15, "mallory is not trusted")
+        bad["mallory (conflicted copy).json"] = (0x16, "mallory is not trusted")
+
+        // When desk merges
+        let report = try desk.merge()
+
+        // Then only phone's genuine files merge
+        #expect(report.hasRejections)
+        #expect(try Self.held(desk) == [Wire.id(1), Wire.id(0xB)])
+        for source in report.sources where source.name.hasPrefix("phone.json") || source.name == "phone.0.json" {
+            #expect(source.status == .merged, "\(source)")
+        }
+        // And every other file is rejected whole, with a reason naming its device and the key it carries
+        let outcomes = Dictionary(uniqueKeysWithValues: report.sources.map { ($0.name, $0) })
+        for (name, expected) in bad {
+            let outcome = try #require(outcomes[name], "\(name) not reported")
+            #expect(outcome.status == .rejected, "\(name): \(outcome)")
+            let reason = outcome.reason ?? ""
+            #expect(reason.contains(expected.reason), "\(name): \(reason)")
+            #expect(outcome.device == (name.hasPrefix("phone") ? "phone" : "mallory"), "\(name)")
+            if name.hasPrefix("mallory") || name == "phone.2.json" {
+                #expect(reason.contains(mallory.keyText) && reason.contains(mallory.publicKey.fingerprint), "\(name): \(reason)")
+            }
+        }
+        // And status lists each of them as rejected for trust
+        let status = try desk.status()
+        #expect(Set(status.rejectedForTrust) == Set(bad.keys))
+        #expect(status.trusted.map(\.device) == ["desk", "phone"])
+    }
+
+    @Test("what merged from a file before stays when the file turns bad, and untrusting its device stops its later files")
+    func earlierMergesStay() throws {
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        let phone = TestSigner()
+        let desk = try sandbox.device("desk")
+        try desk.trust(phone.publicKey, for: DeviceID("phone")!)
+        try sandbox.write("phone.json", phone.file("phone", generation: 1, versions: [Self.note(1, by: "phone")]))
+        _ = try desk.merge()
+        #expect(try desk.record(Wire.id(1))?.version.fields["text"] == .string("phone 1"))
+
+        // When phone's file is replaced by an unsigned one holding a later version
+        sandbox.clock.advance()
+        try sandbox.write(
+            "phone.json", TestSigner.unsigned("phone", generation: 2, versions: [Self.note(1, by: "phone", count: 2)]))
+        let rejected = try desk.merge()
+
+        // Then the later version is rejected and the version merged before stays
+        #expect(rejected.hasRejections)
+        #expect(try desk.record(Wire.id(1))?.version.fields["text"] == .string("phone 1"))
+
+        // When desk stops trusting phone, and another device is still trusted
+        let laptop = TestSigner()
+        try desk.trust(laptop.publicKey, for: DeviceID("laptop")!)
+        #expect(try desk.untrust(DeviceID("phone")!))
+        try sandbox.write(
+            "phone.json", phone.file("phone", generation: 3, versions: [Self.note(2, by: "phone", count: 3)]))
+        let untrusted = try desk.merge()
+
+        // Then phone's genuine file no longer merges, and nothing merged before is lost
+        #expect(untrusted.sources.first { $0.name == "phone.json" }?.status == .rejected)
+        #expect(try Self.held(desk) == [Wire.id(1)])
+        #expect(try desk.trustedDevices().map(\.device) == ["desk", "laptop"])
+    }
+
+    @Test("a file rejected for trust merges once its key is trusted, though the file did not change")
+    func trustingRereads() throws {
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        let phone = TestSigner()
+        let laptop = TestSigner()
+        let desk = try sandbox.device("desk")
+        try desk.trust(laptop.publicKey, for: DeviceID("laptop")!)
+        try sandbox.write("phone.json", phone.file("phone", generation: 1, versions: [Self.note(1, by: "phone")]))
+        #expect(try desk.merge().hasRejections)
+        #expect(try Self.held(desk).isEmpty)
+
+        try desk.trust(phone.publicKey, for: DeviceID("phone")!)
+        let report = try desk.merge()
+
+        #expect(!report.hasRejections, "\(report.sources)")
+        #expect(try Self.held(desk) == [Wire.id(1)])
+        #expect(try desk.status().rejectedForTrust.isEmpty)
+    }
+
+    @Test("this device signs every file and part it publishes with the key in its state directory (mode 0600), the same after reopening")
+    func signsItsFiles() throws {
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        try sandbox.write(
+            "phone.json", Wire.snapshot("phone", generation: 1, versions: (0..<80).map { Self.note($0, by: "phone") }))
+        let policy = PartPolicy(splitBytes: 4 << 10, joinBytes: 1 << 10)
+        let key = try sandbox.device("desk", partPolicy: policy).key.publicKey
+        let desk = try sandbox.device("desk", partPolicy: policy)
+        #expect(desk.key.publicKey == key)
+        _ = try desk.merge()
+
+        let published = try #require(try PublishedSnapshot.read(folder: sandbox.shared, device: "desk"))
+        #expect(published.files.count > 1)
+        for (name, reading) in zip(published.files, published.readings) {
+            #expect(reading.key == key && reading.signature != nil, "\(name)")
+            let bytes = try sandbox.read(name)
+            let signature = try #require(reading.signature)
+            let verifies = try Curve25519.Signing.PublicKey(rawRepresentation: key.bytes)
+                .isValidSignature(signature.bytes, for: bytes[..<signature.signedCount])
+            #expect(verifies, "\(name)")
+        }
+        let attributes = try FileManager.default.attributesOfItem(atPath: sandbox.state() + "/signing.key")
+        #expect((attributes[.posixPermissions] as? Int) == 0o600)
+    }
+
+    @Test("rotating the key publishes every part again signed with the new one; a peer trusting the old key rejects them until it trusts the new one")
+    func rotation() throws {
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        let policy = PartPolicy(splitBytes: 4 << 10, joinBytes: 1 << 10)
+        let desk = try sandbox.device("desk", state: sandbox.state("desk"), partPolicy: policy)
+        let phone = try sandbox.device("phone", state: sandbox.state("phone"))
+        for n in 0..<80 {
+            _ = try desk.put(id: Wire.id(n), type: "Note", fields: Wire.object(#"{"text": "note \#(n)"}"#), schemaVersion: nil)
+        }
+        let oldKey = desk.key.publicKey
+        try phone.trust(oldKey, for: DeviceID("desk")!)
+        _ = try phone.merge()
+        #expect(try Self.held(phone).count == 80)
+        let before = try #require(try PublishedSnapshot.read(folder: sandbox.shared, device: "desk"))
+
+        // When desk rotates its key
+        let (newKey, report) = try desk.rotateKey()
+
+        // Then every one of its files is published again, signed with the new key
+        #expect(newKey.publicKey != oldKey)
+        #expect(Set(report.publishedFiles) == Set(before.files))
+        let after = try #require(try PublishedSnapshot.read(folder: sandbox.shared, device: "desk"))
+        #expect(after.readings.allSatisfy { $0.key == newKey.publicKey && $0.signature != nil })
+        #expect(FileManager.default.fileExists(atPath: sandbox.state("desk") + "/signing.key.old"))
+        // And desk, trusting its new key as its own, still merges its files cleanly
+        #expect(!(try desk.merge().hasRejections))
+
+        // And phone, trusting the old key, rejects desk's files, keeping what it merged
+        sandbox.clock.advance()
+        _ = try desk.put(id: Wire.id(100), type: "Note", fields: Wire.object(#"{"text": "new"}"#), schemaVersion: nil)
+        let rejected = try phone.merge()
+        #expect(rejected.sources.filter { $0.device == "desk" && $0.status == .rejected }.count == after.files.count)
+        #expect(try Self.held(phone).count == 80)
+
+        // When phone trusts the new key, its next merge takes everything
+        try phone.trust(newKey.publicKey, for: DeviceID("desk")!)
+        #expect(!(try phone.merge().hasRejections))
+        #expect(try Self.held(phone).count == 81)
+    }
+
+    @Test("with keys trusted, a file under this device's own name that it did not sign is rejected, reported, and its own file published again")
+    func impostorUnderOwnName() throws {
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        let desk = try sandbox.device("desk")
+        try desk.trust(TestSigner().publicKey, for: DeviceID("phone")!)
+        _ = try desk.put(id: Wire.id(1), type: "Note", fields: Wire.object(#"{"text": "mine"}"#), schemaVersion: nil)
+
+        // When someone replaces desk.json with a file signed by another key
+        let mallory = TestSigner()
+        try sandbox.write("desk.json", mallory.file("desk", generation: 9, versions: [Self.note(2, by: "desk", count: 9)]))
+        let report = try desk.merge()
+
+        // Then it is rejected, loudly, and desk publishes its own file again
+        let outcome = try #require(report.sources.first { $0.name == "desk.json" })
+        #expect(outcome.status == .rejected)
+        #expect(outcome.reason?.contains("ANOTHER DEVICE MAY BE USING THIS DEVICE'S ID") == true, "\(outcome)")
+        #expect(try Self.held(desk) == [Wire.id(1)])
+        #expect(report.publishedFiles == ["desk.json"])
+        let republished = try SnapshotReader.read(bytes: try sandbox.read("desk.json"), fileName: "desk.json")
+        // (its generation follows its own, not the rejected file's: an untrusted file sets nothing)
+        #expect(republished.key == desk.key.publicKey && republished.versions.map(\.id) == [Wire.id(1)])
+    }
+
+    @Test("reviewing the folder lists each other device's keys with fingerprints, which verify, and which are trusted")
+    func reviewingKeys() throws {
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        let phone = TestSigner()
+        let mallory = TestSigner()
+        try sandbox.write("phone.json", phone.file("phone", generation: 1, versions: [Self.note(1, by: "phone")]))
+        try sandbox.write("phone.1.json", phone.file("phone", generation: 1, versions: [Self.note(0x11, by: "phone")], part: "1"))
+        var forged = TestSigner.unsigned("laptop", generation: 1, versions: [Self.note(2, by: "laptop")], key: mallory.keyText)
+        phone.sign(&forged)
+        try sandbox.write("laptop.json", forged)
+        try sandbox.write("tablet.json", Wire.snapshot("tablet", generation: 1, versions: [Self.note(3, by: "tablet")]))
+        let desk = try sandbox.device("desk")
+        _ = try desk.merge()
+
+        let keys = try desk.keysInFolder()
+
+        #expect(keys.map(\.device) == ["laptop", "phone", "tablet"])
+        let phoneKey = try #require(keys.first { $0.device == "phone" })
+        #expect(phoneKey.key == phone.keyText && phoneKey.fingerprint == phone.publicKey.fingerprint)
+        #expect(phoneKey.files == ["phone.1.json", "phone.json"] && phoneKey.validlySigned == 2 && phoneKey.canBeTrusted)
+        let laptopKey = try #require(keys.first { $0.device == "laptop" })
+        #expect(laptopKey.validlySigned == 0 && !laptopKey.canBeTrusted)
+        let tabletKey = try #require(keys.first { $0.device == "tablet" })
+        #expect(tabletKey.key == nil && !tabletKey.canBeTrusted)
+
+        try desk.trust(phone.publicKey, for: DeviceID("phone")!)
+        #expect(try desk.keysInFolder().first { $0.device == "phone" }?.isTrusted == true)
+        #expect(throws: EngineError.self) { try desk.trust(phone.publicKey, for: DeviceID("desk")!) }
+    }
+}
