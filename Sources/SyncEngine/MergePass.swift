@@ -67,7 +67,8 @@ extension SyncDevice {
             ? FirstPublication(device: self, generation: try firstGeneration(scan), now: now) : nil
         let groups = OrderedWork(count: plan.groups.count, window: 4, producers: 2) { index in
             GroupRead(
-                index, plan: plan, reader: reader, spanning: spanning, mergeAlone: storeIsEmpty, heldBack: heldBack,
+                index, plan: plan, reader: reader, spanning: spanning, mergeAlone: storeIsEmpty,
+                mergeLimit: self.settings.recordMergeLimit, heldBack: heldBack,
                 held: { prefix in storeIsEmpty ? [] : (try? self.heldDigests(in: prefix)) ?? [] })
         }
         defer { groups.finish() }
@@ -99,6 +100,7 @@ extension SyncDevice {
                         heldBack: held, trustActive: reader.trust.isActive, session: session, now: now, into: &findings)
                     if held == nil { incoming.add(tally.versions) }
                 }
+                findings.report.refusedRecords += group.refused
                 if let merged = group.merged, let inserts {
                     // Merged from the same versions on another thread (a first merge holds nothing back).
                     for (record, line) in merged {
@@ -110,7 +112,15 @@ extension SyncDevice {
                 }
                 try incoming.forEachRecord { id, versions in
                     let held = try session.record(id)
-                    guard let merged = RecordMerge.merge(held: held, incoming: versions), merged != held else { return }
+                    let merged: ReadOnly.Record?
+                    do throws(RecordMergeError) {
+                        merged = try RecordMerge.merge(held: held, incoming: versions, limit: settings.recordMergeLimit)
+                    } catch {
+                        // Nothing dropped: what is held for the record stays, and the reason is reported.
+                        findings.report.refusedRecords.append(error.description)
+                        return
+                    }
+                    guard let merged, merged != held else { return }
                     tally(from: held, to: merged, into: &findings.report)
                     _ = try session.save(merged, at: now, isNew: held == nil)
                 }
@@ -230,6 +240,7 @@ extension SyncDevice {
 
     private func log(_ report: MergeReport) {
         for warning in report.warnings { logger.warning("\(warning)") }
+        for refusal in report.refusedRecords { logger.warning("\(refusal)") }
         logger.info(
             "merge pass done",
             metadata: [

@@ -60,13 +60,16 @@ public struct MergeReport: Codable, Hashable, Sendable {
     public var timings = PassTimings()
     /// Warnings that need a person (another device using this ID, a generation that went backwards…).
     public var warnings: [String] = []
+    /// Records not merged because their versions' vectors are too entangled to merge in bounded
+    /// time (``RecordMergeError``), each with its reason; what was held for them stays.
+    public var refusedRecords: [String] = []
 
     /// Whether any source or record was skipped or rejected (the documented non-zero exit).
     public var hasRejections: Bool {
         sources.contains {
             $0.status == .skipped || $0.status == .rejected || $0.status == .heldBack || !$0.rejectedRecords.isEmpty
         }
-            || sources.contains { $0.status == .unchanged && $0.reason != nil }
+            || sources.contains { $0.status == .unchanged && $0.reason != nil } || !refusedRecords.isEmpty
     }
 
     public init() {}

@@ -99,9 +99,12 @@ struct GroupRead: Sendable {
     var merged: [(record: ReadOnly.Record, line: StoredLine)]?
     /// Files named like a part of this group that hold records of other groups.
     var misplaced: [String] = []
+    /// Records a first merge refused (too entangled to merge), with the reason.
+    var refused: [String] = []
 
     init(
         _ index: Int, plan: ReadingPlan, reader: SourceReader, spanning: SpanningSources, mergeAlone: Bool,
+        mergeLimit: RecordMergeLimit,
         heldBack: [String: String], held: (PartPrefix) -> Set<ElementDigest>
     ) {
         let group = plan.groups[index]
@@ -138,10 +141,16 @@ struct GroupRead: Sendable {
         }
         for tally in tallies { incoming.add(tally.versions) }
         var merged: [(record: ReadOnly.Record, line: StoredLine)] = []
+        var refused: [String] = []
         incoming.forEachRecord { _, versions in
-            guard let record = RecordMerge.merge(versions) else { return }
-            merged.append((record, StoredLine(of: record)))
+            do throws(RecordMergeError) {
+                guard let record = try RecordMerge.merge(versions, limit: mergeLimit) else { return }
+                merged.append((record, StoredLine(of: record)))
+            } catch {
+                refused.append(error.description)
+            }
         }
         self.merged = merged
+        self.refused = refused
     }
 }

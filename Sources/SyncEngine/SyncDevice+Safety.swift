@@ -11,7 +11,9 @@ extension SyncDevice {
         var deletions = 0
         for (id, versions) in Dictionary(grouping: versions.filter { tombstoned.contains($0.id) }, by: \.id) {
             guard let held = try session.record(id), !held.version.deleted else { continue }
-            if RecordMerge.merge(held: held, incoming: versions)?.version.deleted == true { deletions += 1 }
+            // A record too entangled to merge is refused by the merge, so it deletes nothing.
+            let merged = try? RecordMerge.merge(held: held, incoming: versions, limit: settings.recordMergeLimit)
+            if merged?.version.deleted == true { deletions += 1 }
         }
         return deletions
     }

@@ -188,6 +188,7 @@ public final class SyncService: Service, Sendable {
             if rejected > 0 { line += ", \(rejected) files not merged" }
             let held = report.sources.filter { $0.status == .heldBack }.map(\.name)
             if !held.isEmpty { line += ", held back (mass deletion): " + held.joined(separator: " ") }
+            if !report.refusedRecords.isEmpty { line += ", \(report.refusedRecords.count) records refused: see the log" }
             if !report.warnings.isEmpty { line += ", warnings: see the log" }
             return line
         }

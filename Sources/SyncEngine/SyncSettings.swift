@@ -1,5 +1,6 @@
 import Configuration
 import SnapshotFormat
+import SnapshotMerge
 import SystemPackage
 
 /// Where a device keeps its state and which folder it syncs: settings resolved from the command
@@ -24,6 +25,10 @@ public struct SyncSettings: Sendable, Hashable {
     public var schemaFiles: [String] = []
     /// When this device splits its snapshot into parts, and joins them (docs/parts.md).
     public var partPolicy = PartPolicy.standard
+    /// How much comparing the merge of one record from the folder may do before it refuses the
+    /// record (docs/hostile-input.md). Not a setting of the configuration file: the standard
+    /// limit is far above what any record written by the contract needs.
+    public var recordMergeLimit = RecordMergeLimit.standard
 
     /// The default largest snapshot file read: 1 GiB (about 2.5 million records).
     public static let defaultMaxFileSize: Int64 = 1 << 30

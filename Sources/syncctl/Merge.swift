@@ -101,6 +101,10 @@ func printMergeSummary(_ report: MergeReport, device: SyncDevice) {
     print(
         "Took \(timings.read + timings.merge + timings.publish) ms: read \(timings.read), merge \(timings.merge), publish \(timings.publish)"
     )
+    for refusal in report.refusedRecords.prefix(20) {
+        print("Refused: \(refusal)")
+    }
+    if report.refusedRecords.count > 20 { print("… and \(report.refusedRecords.count - 20) more records refused (see --json)") }
     for warning in report.warnings {
         print("Warning: \(warning)")
     }
