@@ -131,9 +131,9 @@ extension DaemonTests {
         let status = daemon.launched.exitStatus(within: 60)
         let took = Date().timeIntervalSince(termAt)
 
-        // Then it exits 0 within seconds, without reading the half-written file
+        // Then it exits 0 before the settle delay could have passed (exitStatus waits 60 s of
+        // the delay's 120), without reading the half-written file
         #expect(status == 0, "exit \(String(describing: status)) \(took) s after SIGTERM:\n\(daemon.log)")
-        #expect(took < 10, "\(took) s after SIGTERM:\n\(daemon.log)")
         #expect(!daemon.log.contains("source not merged"), "\(daemon.log)")
         #expect(daemon.notify.texts.last == "STOPPING=1", "\(daemon.notify.texts)")
     }

@@ -129,7 +129,7 @@ struct FillingEmptyStoreTests {
             }.start()
             // (It says it waits; with no lock in the way it would open at once, and never say so.)
             var tries = 0
-            while events.withLock({ $0.isEmpty }) && tries < 500 {
+            while events.withLock({ $0.isEmpty }) && tries < 6_000 {
                 usleep(10_000)
                 tries += 1
             }

@@ -61,8 +61,14 @@ extension SyncthingTests {
             try await pair.waitFor(later, on: b)
             // Then the two daemons settle: twin.json stops changing once both have merged it (a
             // file that already holds a daemon's records is adopted, not rewritten).
-            try await Task.sleep(for: .seconds(2))
-            let before = pair.machines.map { $0.generation(of: "twin.json") }
+            // (first, the passes in flight end: the generations hold still for a second; a slow
+            // machine takes longer to get there, which is not what this checks)
+            var before = pair.machines.map { $0.generation(of: "twin.json") }
+            _ = try await eventually(within: 30, every: 1) {
+                let now = pair.machines.map { $0.generation(of: "twin.json") }
+                defer { before = now }
+                return now == before
+            }
             try await Task.sleep(for: .seconds(4))
             let after = pair.machines.map { $0.generation(of: "twin.json") }
             #expect(after == before, "twin.json generations on a and b went from \(before) to \(after) in 4 s")
