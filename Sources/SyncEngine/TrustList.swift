@@ -75,9 +75,10 @@ extension SyncDevice {
         return try store.reading { session in
             let stored = try session.trustedKeys()
             var ownFiles: [String: String] = [:]
-            // Files this device wrote are looked up only when a file under its name changed.
-            let ownName = device.rawValue + "."
-            if !stored.isEmpty, changed.contains(where: { $0.name.hasPrefix(ownName) }) {
+            // Files this device wrote are looked up only when a file under its name changed: its
+            // own (`desk.json`, `desk.3.json`) or a sync tool's copy of one (`desk (1).json`…).
+            let ownNames = (["."] + SourceFileName.copySeparators).map { device.rawValue + $0 }
+            if !stored.isEmpty, changed.contains(where: { file in ownNames.contains { file.name.hasPrefix($0) } }) {
                 for file in try session.writtenFileDigests() {
                     ownFiles[TrustList.ownFileKey(file.part, file.generation)] = file.fileDigest
                 }
