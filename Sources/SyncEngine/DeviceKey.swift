@@ -52,8 +52,10 @@ public struct DeviceKey: @unchecked Sendable {
         let fresh = path + ".new"
         try? SystemCalls.remove(fresh)
         let key = try write(Curve25519.Signing.PrivateKey(), to: fresh)
+        // The old key keeps a second name, and the new one replaces it in one rename: there is
+        // always a signing.key (a process starting meanwhile would make a key of its own).
         try? SystemCalls.remove(path + ".old")
-        try? SystemCalls.rename(path, to: path + ".old")
+        try? SystemCalls.link(path, to: path + ".old")
         try SystemCalls.rename(fresh, to: path)
         let directory = try SystemCalls.openDirectory(stateDirectory)
         defer { SystemCalls.close(directory) }

@@ -239,6 +239,13 @@ enum SystemCalls {
         }
     }
 
+    /// `link(2)`: a second name for a file.
+    static func link(_ source: String, to destination: String) throws(SystemCallError) {
+        guard Glibc.link(source, destination) == 0 else {
+            throw SystemCallError(call: "link", subject: "\(source) to \(destination)", errno: errno)
+        }
+    }
+
     /// `unlink(2)`; a missing file is not an error.
     static func remove(_ path: String) throws(SystemCallError) {
         guard unlink(path) == 0 || errno == ENOENT else {
