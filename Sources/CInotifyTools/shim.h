@@ -16,3 +16,13 @@ int sync_file_range(int fd, long offset, long count, unsigned int flags);
 static inline int snapshotsync_start_writeback(int fd, long offset, long count) {
     return sync_file_range(fd, offset, count, 2 /* SYNC_FILE_RANGE_WRITE */);
 }
+
+// open(2) with O_TMPFILE, which glibc defines only under _GNU_SOURCE (and Swift cannot import
+// as a macro of two flags): an unnamed file in a directory, gone when closed (a pass's spill file).
+#include <fcntl.h>
+#ifndef __O_TMPFILE
+#define __O_TMPFILE 020000000
+#endif
+static inline int snapshotsync_open_unnamed(const char *directory) {
+    return open(directory, __O_TMPFILE | O_DIRECTORY | O_RDWR | O_CLOEXEC, 0600);
+}

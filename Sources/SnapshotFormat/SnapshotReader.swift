@@ -299,6 +299,13 @@ public struct SplitSnapshot: Sendable {
     /// Each element's id, found without reading the rest of it (nil when it is not a plain
     /// string holding a UUID: the element must be read to know).
     public let ids: [RecordID?]
+
+    /// The same file with its elements found at `elements` instead (its element bytes moved
+    /// elsewhere, as a reader that keeps them apart does).
+    public func relocated(to elements: [Range<Int>]) -> SplitSnapshot {
+        precondition(elements.count == self.elements.count)
+        return SplitSnapshot(top: top, trailingSignature: trailingSignature, elements: elements, ids: ids)
+    }
 }
 
 /// What reading one element of `records` gave.

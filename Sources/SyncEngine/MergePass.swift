@@ -56,8 +56,11 @@ extension SyncDevice {
         let storeIsEmpty = try store.reading { try $0.isEmpty() }
         let reader = SourceReader(
             folder: folder, device: device, maxFileSize: settings.maxFileSize, schemas: schemas, now: now,
-            clockSkewMargin: settings.safety.clockSkewMargin, trust: try trustList(reading: scan.changed))
-        let spanning = SpanningSources(reader.open(plan.spanning), plan: plan, reader: reader, invalid: retry.invalid)
+            clockSkewMargin: settings.safety.clockSkewMargin, trust: try trustList(reading: scan.changed),
+            ownKey: key.publicKey)
+        let spanning = SpanningSources(
+            opening: plan.spanning, plan: plan, reader: reader, invalid: retry.invalid,
+            inMemoryBytes: settings.spanningBytesInMemory, spillDirectory: settings.stateDirectory)
         findings.report.timings.read = stopwatch.lap()
         let heldBack = retry.heldBack
         // A first merge writes this device's first parts while it saves the records.
@@ -78,6 +81,7 @@ extension SyncDevice {
             var tallies = spanning.tallies
             var deletions = [Int](repeating: 0, count: spanning.files.count)
             try groups.forEach { group in
+                if let failure = group.failure { throw failure }
                 guard group.misplaced.isEmpty else { throw PassRetry(readFirst: Set(group.misplaced)) }
                 var incoming = IncomingVersions()
                 for (index, tally) in group.spanning.enumerated() {

@@ -14,6 +14,9 @@ struct OpenedSource: Sendable {
     /// Its status when listed.
     var listed: FileStatus
     var content: Content
+    /// For a file of this device (its own name, or a copy), what the pass needs to know of it as
+    /// a whole, found while its bytes were at hand.
+    var own: OwnFileFacts? = nil
 
     enum Content: Sendable {
         /// The file could not be read at all.
@@ -41,6 +44,26 @@ struct OpenedSource: Sendable {
         case .split(_, _, let header, _): header
         case .whole(let reading, _, _): reading
         }
+    }
+}
+
+/// What a pass knows of a file under this device's name: whether it is one this device wrote,
+/// and whether its content may be adopted.
+struct OwnFileFacts: Sendable {
+    /// Its digest as this device keeps it of a file it writes (``PublishedLayout/fileDigest(of:)``),
+    /// or the SHA-256 of its bytes for a file of another layout.
+    var fileDigest: String
+    /// SHA-256 (hex) of its records' line digests, when it has the layout SnapshotSync writes.
+    var recordsDigest: String?
+    /// Whether it carries a valid signature by this device's current key.
+    var isSignedWithOwnKey: Bool
+
+    init(_ reading: SnapshotReading, bytes: [UInt8], ownKey: PublicKey) {
+        fileDigest = PublishedLayout.fileDigest(of: bytes) ?? SHA256.hash(data: bytes).hexString
+        recordsDigest = PublishedLayout.recordsDigest(of: bytes)
+        isSignedWithOwnKey =
+            reading.key == ownKey
+            && reading.signature.map { signature in bytes.withUnsafeBytes { ownKey.verifies(signature, of: $0) } } == true
     }
 }
 
@@ -136,6 +159,8 @@ struct SourceReader: Sendable {
     let clockSkewMargin: Int64
     /// Whose files may merge (when this device trusts any: only signed ones).
     let trust: TrustList
+    /// The key this device signs with.
+    let ownKey: PublicKey
 
     /// Opens `files`, on every core, in order.
     ///
@@ -163,7 +188,11 @@ struct SourceReader: Sendable {
         {
             return OpenedSource(name: name, listed: listed, content: .invalid(.untrusted(device: header.device, reason: rejection), read.status))
         }
-        return OpenedSource(name: name, listed: listed, content: content)
+        var opened = OpenedSource(name: name, listed: listed, content: content)
+        if let header = opened.header, header.device == device {
+            opened.own = OwnFileFacts(header, bytes: read.bytes, ownKey: ownKey)
+        }
+        return opened
     }
 
     /// A file's content: split, or else read whole by the plain path (which says what is wrong).

@@ -57,7 +57,6 @@ extension SyncDevice {
             findings.report.sources.append(outcome)
         }
         let reading: SnapshotReading
-        let bytes: [UInt8]
         switch source.content {
         case .unreadable(let error):
             outcome.status =
@@ -77,10 +76,10 @@ extension SyncDevice {
             }
             logger.warning("source not merged", metadata: ["source.name": "\(name)", "reason": "\(error)"])
             return
-        case .split(let content, _, let header, _):
-            (reading, bytes) = (header, content)
-        case .whole(let whole, let content, _):
-            (reading, bytes) = (whole, content)
+        case .split(_, _, let header, _):
+            reading = header
+        case .whole(let whole, _, _):
+            reading = whole
         }
         let problems = tally.problems.sorted { $0.recordIndex < $1.recordIndex }
         outcome.device = reading.device.rawValue
@@ -99,17 +98,16 @@ extension SyncDevice {
                 "its generation went backwards from \(highest) to \(reading.generation) (restored from a backup?); merged anyway"
             )
         }
-        if reading.device == device {
-            let fileDigest = PublishedLayout.fileDigest(of: bytes) ?? SHA256.hash(data: bytes).hexString
+        if reading.device == device, let own = source.own {
+            let fileDigest = own.fileDigest
             // Its content may be adopted (not rewritten; see PartWriter.place). While this device
             // trusts keys, only a file signed with its own: one signed otherwise (an earlier key, a
             // twin's, none) is rewritten, or its peers would reject it.
-            if reading.role == .own, problems.isEmpty, !trustActive || isSignedWithOwnKey(reading, bytes) {
+            if reading.role == .own, problems.isEmpty, !trustActive || own.isSignedWithOwnKey {
                 findings.ownReads[reading.part] = OwnFileRead(
-                    generation: reading.generation, recordsDigest: PublishedLayout.recordsDigest(of: bytes),
-                    fileDigest: fileDigest)
+                    generation: reading.generation, recordsDigest: own.recordsDigest, fileDigest: fileDigest)
             }
-            if hasWritten, let impostor = try? impostorWarning(reading, bytes: bytes, fileDigest: fileDigest, session: session) {
+            if hasWritten, let impostor = try? impostorWarning(reading, fileDigest: fileDigest, session: session) {
                 notes.append(impostor)
             } else if !hasWritten, reading.role == .own, problems.isEmpty {
                 // A brand-new store takes a file under its name as its own earlier self (a state
@@ -154,12 +152,7 @@ extension SyncDevice {
     }
 
     /// A loud warning when a file under this device's name is not one this device wrote.
-    private func isSignedWithOwnKey(_ reading: SnapshotReading, _ bytes: [UInt8]) -> Bool {
-        guard reading.key == key.publicKey, let signature = reading.signature else { return false }
-        return bytes.withUnsafeBytes { key.publicKey.verifies(signature, of: $0) }
-    }
-
-    private func impostorWarning(_ reading: SnapshotReading, bytes: [UInt8], fileDigest: String, session: StoreSession)
+    private func impostorWarning(_ reading: SnapshotReading, fileDigest: String, session: StoreSession)
         throws -> String?
     {
         let what = reading.part.isWhole ? "generation \(reading.generation)" : "part \(reading.part.rawValue) generation \(reading.generation)"

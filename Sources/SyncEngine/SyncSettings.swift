@@ -29,6 +29,10 @@ public struct SyncSettings: Sendable, Hashable {
     /// record (docs/hostile-input.md). Not a setting of the configuration file: the standard
     /// limit is far above what any record written by the contract needs.
     public var recordMergeLimit = RecordMergeLimit.standard
+    /// Bytes of whole snapshots (and one-digit parts) a pass keeps in memory while it merges;
+    /// above, their elements wait in a spill file in the state directory (``SpanningSources``).
+    /// Not a setting of the configuration file.
+    public var spanningBytesInMemory: Int64 = 256 << 20
 
     /// The default largest snapshot file read: 1 GiB (about 2.5 million records).
     public static let defaultMaxFileSize: Int64 = 1 << 30
