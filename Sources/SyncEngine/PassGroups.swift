@@ -116,8 +116,9 @@ final class SpanningSources: Sendable {
         for groupElements in elements {
             chunk.removeAll(keepingCapacity: true)
             for element in groupElements { chunk += bytes[split.elements[element]] }
-            do throws(SystemCallError) {
-                try chunk.withUnsafeBytes { (buffer) throws(SystemCallError) in try spill.write(buffer, at: size) }
+            do {
+                let offset = size
+                try chunk.withUnsafeBytes { try spill.write($0, at: offset) }
             } catch {
                 size = start
                 return nil
