@@ -12,6 +12,8 @@ extension SyncDevice {
                 path: folder.path(of: ownFileName), reason: failure.description, outOfSpace: failure.isOutOfSpace)
         }
         if !publication.files.isEmpty {
+            // (Set before the renames, whose events come at once.)
+            renamedIntoPlace.withLock { $0 = Set(publication.files.map(\.name)) }
             do {
                 for file in publication.files {
                     try SystemCalls.rename(file.temporaryPath, to: folder.path(of: file.name))
@@ -55,6 +57,13 @@ extension SyncDevice {
             logger.notice("removed a file of this device's that its parts no longer use", metadata: ["file": "\(name)"])
         }
         try? synchronizeFolder()
+    }
+
+    /// Whether `name` is a file the last publication of this process renamed into place, and
+    /// this is the first time it is asked (`syncd` asks for each file its watcher reports: its
+    /// own renames need no pass, and a pass started by them could read a peer's file half-written).
+    public func isOwnRename(_ name: String) -> Bool {
+        renamedIntoPlace.withLock { $0.remove(name) != nil }
     }
 
     /// `fsync` of the shared folder: the renames and removals in it are on disk.

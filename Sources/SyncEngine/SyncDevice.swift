@@ -28,6 +28,9 @@ public final class SyncDevice: Sendable {
     private let keyBox: Mutex<DeviceKey>
     /// The key this device signs its files with.
     public var key: DeviceKey { keyBox.withLock { $0 } }
+    /// The files the last publication of this process renamed into place, not yet reported by
+    /// the watcher (see ``isOwnRename(_:)``).
+    let renamedIntoPlace = Mutex<Set<String>>([])
 
     /// The wall clock, as the contract's timestamps need it.
     public static let wallClock: @Sendable () -> Timestamp = {

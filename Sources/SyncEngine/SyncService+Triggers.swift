@@ -14,6 +14,8 @@ extension SyncService {
             case .entryChanged(let directory, let name, let change) where directory == folder:
                 // Temporary files (ours and sync tools') and other names are not snapshots.
                 guard SourceFileName.isConsidered(name) else { continue }
+                // This process's own publication: its pass already recorded the file.
+                if change == .completed, device.isOwnRename(name) { continue }
                 scheduler.fileChanged(name, complete: change == .completed)
             case .entryChanged(let directory, let name, _) where directory == state:
                 guard name.hasPrefix("store.sqlite") else { continue }
