@@ -22,6 +22,17 @@ public enum SnapshotFileProblem: Error, Hashable, Sendable, CustomStringConverti
         }
     }
 
+    /// The kind of problem, one word for metrics and scripts.
+    public var kind: String {
+        switch self {
+        case .invalidJSON: "invalid_json"
+        case .newerFormat: "newer_format"
+        case .invalidTopLevel: "invalid_top_level"
+        case .misnamed: "misnamed"
+        case .untrusted: "untrusted"
+        }
+    }
+
     /// A short word for summaries: `skipped` for files that may become readable, `rejected` otherwise.
     public var verdict: String {
         switch self {

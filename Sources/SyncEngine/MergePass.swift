@@ -53,6 +53,7 @@ extension SyncDevice {
         var findings = scan.findings
         // Read what can hold any record first; the rest, one group of ids at a time, as the merge gets to it.
         let plan = ReadingPlan(scan.changed, readFirst: retry.readFirst)
+        findings.report.bytesRead = scan.changed.reduce(0) { $0 + $1.status.size }
         let storeIsEmpty = try store.reading { try $0.isEmpty() }
         let reader = SourceReader(
             folder: folder, device: device, maxFileSize: settings.maxFileSize, schemas: schemas, now: now,
@@ -177,6 +178,7 @@ extension SyncDevice {
             try publish(publication, findings: findings)
             if !publication.files.isEmpty { findings.report.publishedGeneration = publication.generation }
             findings.report.publishedFiles = publication.files.map(\.name)
+            findings.report.bytesWritten = publication.files.reduce(0) { $0 + max($1.row.bytes, 0) }
             findings.report.removedFiles = publication.obsolete
             findings.report.timings.publish = stopwatch.lap()
         }

@@ -31,6 +31,9 @@ public struct SourceOutcome: Codable, Hashable, Sendable {
     public var records: Int?
     /// Each rejected record or conflict entry, with its rule.
     public var rejectedRecords: [String]
+    /// Why the whole file was not merged, in one word (`untrusted`, `invalid_json`, `too_large`,
+    /// `held_back`…); nil when it merged.
+    public var problemKind: String? = nil
 }
 
 /// What a merge pass did: per source, per record, and whether this device's file was published.
@@ -63,6 +66,10 @@ public struct MergeReport: Codable, Hashable, Sendable {
     /// Records not merged because their versions' vectors are too entangled to merge in bounded
     /// time (``RecordMergeError``), each with its reason; what was held for them stays.
     public var refusedRecords: [String] = []
+    /// Bytes of the files read (changed since the last pass).
+    public var bytesRead: Int64 = 0
+    /// Bytes of this device's files written.
+    public var bytesWritten: Int64 = 0
 
     /// Whether any source or record was skipped or rejected (the documented non-zero exit).
     public var hasRejections: Bool {

@@ -53,6 +53,7 @@ extension SyncDevice {
         }
         var outcome = SourceOutcome(name: name, status: .merged, rejectedRecords: [])
         defer {
+            row.problemKind = outcome.problemKind
             findings.rows.append(row)
             findings.report.sources.append(outcome)
         }
@@ -62,15 +63,16 @@ extension SyncDevice {
             outcome.status =
                 if case .tooLarge = error { .rejected } else if case .notRegular = error { .ignored } else { .skipped }
             outcome.reason = error.description
+            outcome.problemKind = if case .tooLarge = error { "too_large" } else if case .notRegular = error { nil } else { "unreadable" }
             row.lastProblem = error.description
             logger.warning("source not read", metadata: ["source.name": "\(name)", "reason": "\(error)"])
             return
         case .invalid(let error, _):
             outcome.status = error.verdict == "rejected" ? .rejected : .skipped
             outcome.reason = error.description
+            outcome.problemKind = error.kind
             row.lastProblem = error.description
             if case .untrusted(let device, _) = error {
-                row.isUntrusted = true
                 row.device = device.rawValue
                 outcome.device = device.rawValue
             }
@@ -123,6 +125,7 @@ extension SyncDevice {
         if let heldBack {
             outcome.status = .heldBack
             outcome.reason = heldBack
+            outcome.problemKind = "held_back"
             row.lastProblem = heldBack
             // A held-back file is read again on every pass until it is let through.
             row.size = -1
@@ -178,7 +181,7 @@ extension SourceOutcome {
     init(unchanged row: StoredSource) {
         self.init(
             name: row.name, status: .unchanged, device: row.device, role: row.role, generation: row.generation,
-            reason: row.lastProblem, warning: row.lastWarning, rejectedRecords: [])
+            reason: row.lastProblem, warning: row.lastWarning, rejectedRecords: [], problemKind: row.problemKind)
     }
 }
 

@@ -21,6 +21,10 @@ public final class SyncService: Service, Sendable {
     /// Cuts timer sleeps short when SIGHUP brings new timings.
     let reloaded = Wakeup()
     let passes = Mutex(PassStatistics())
+    /// Written after each pass, when given.
+    let metrics: DaemonMetrics?
+    /// Whether the last write of the metrics file failed (said once, until it works again).
+    let metricsFailing = Mutex(false)
 
     /// What the daemon has done, for `STATUS=` and the log.
     struct PassStatistics: Sendable {
@@ -33,10 +37,13 @@ public final class SyncService: Service, Sendable {
     }
 
     /// A service for `device`; `reload` re-reads the configuration on SIGHUP.
+    ///
+    /// - Parameter metricsFile: where to write the metrics after each pass (docs/daemon.md), nil for none.
     public init(
-        device: SyncDevice, timings: DaemonTimings, notify: NotifySocket?, logger: Logger,
+        device: SyncDevice, timings: DaemonTimings, notify: NotifySocket?, logger: Logger, metricsFile: String? = nil,
         reload: @escaping @Sendable () async throws -> DaemonTimings
     ) {
+        metrics = metricsFile.map(DaemonMetrics.init(path:))
         self.device = device
         self.timings = Mutex(timings)
         self.notify = notify
@@ -151,11 +158,13 @@ public final class SyncService: Service, Sendable {
             // Only the store changed, and only by this process: nothing to do.
             if !changed && !request.folderChanged && !request.rereadAll { return nil }
         }
+        let started = ContinuousClock.now
         let outcome: Result<MergeReport, any Error> = await withCheckedContinuation { done in
             DispatchQueue.global(qos: .utility).async {
                 done.resume(returning: Result { try device.merge(rereadAll: request.rereadAll) })
             }
         }
+        writeMetrics(outcome, took: ContinuousClock.now - started)
         passes.withLock { statistics in
             statistics.count += 1
             switch outcome {
@@ -172,6 +181,23 @@ public final class SyncService: Service, Sendable {
         logger.error("merge pass failed: \(error)", metadata: ["folder.path": "\(device.folder.path)"])
         if case EngineError.sharedFolderMissing? = error as? EngineError { return false }
         return true
+    }
+
+    /// Records a pass in the metrics and writes their file.
+    private func writeMetrics(_ outcome: Result<MergeReport, any Error>, took: Duration) {
+        guard let metrics else { return }
+        let counts = try? device.store.reading { try $0.counts() }
+        metrics.record(try? outcome.get(), took: took, counts: counts, at: SyncDevice.wallClock())
+        do {
+            try metrics.write()
+            metricsFailing.withLock { $0 = false }
+        } catch {
+            let first = metricsFailing.withLock { failing in
+                defer { failing = true }
+                return !failing
+            }
+            if first { logger.warning("cannot write the metrics file \(metrics.path): \(error)") }
+        }
     }
 
     /// A one-line summary for systemd's `STATUS=`.

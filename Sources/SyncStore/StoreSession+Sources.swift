@@ -18,7 +18,7 @@ extension StoreSession {
             sql: """
                 SELECT name, device, role, generation, highestGeneration, fileSystemDevice, inode, size,
                     modifiedNanos, changedNanos, lastMergedAt, lastSeenAt, lastProblem, lastWarning, present,
-                    isUntrusted
+                    problemKind
                 FROM source ORDER BY name
                 """)
         var sources: [StoredSource] = []
@@ -41,7 +41,7 @@ extension StoreSession {
             source.lastProblem = text(12)
             source.lastWarning = text(13)
             source.present = (integer(14) ?? 0) != 0
-            source.isUntrusted = (integer(15) ?? 0) != 0
+            source.problemKind = text(15)
             sources.append(source)
         }
         return sources

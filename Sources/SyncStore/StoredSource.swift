@@ -31,9 +31,13 @@ public struct StoredSource: Codable, Hashable, Sendable, FetchableRecord, Persis
     public var lastWarning: String?
     /// Whether the file was in the folder at the last scan.
     public var present: Bool
-    /// Whether its last read was rejected for trust (not signed by a key this device trusts for
-    /// its device); added by migration v9.
-    public var isUntrusted = false
+    /// Why its last read did not merge it, in one word (`untrusted`: not signed by a key this
+    /// device trusts for its device; `invalid_json`, `too_large`, `held_back`…), nil when it
+    /// merged; added by migration v9.
+    public var problemKind: String?
+
+    /// Whether its last read was rejected for trust.
+    public var isUntrusted: Bool { problemKind == "untrusted" }
 
     /// A source row with only its name and stat.
     public init(
@@ -68,7 +72,7 @@ public struct StoredSource: Codable, Hashable, Sendable, FetchableRecord, Persis
         lastProblem = row["lastProblem"]
         lastWarning = row["lastWarning"]
         present = row["present"]
-        isUntrusted = row["isUntrusted"]
+        problemKind = row["problemKind"]
     }
 
     /// Whether the stat matches another's: same file, same size and times.

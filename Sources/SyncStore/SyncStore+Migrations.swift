@@ -216,9 +216,10 @@ extension SyncStore {
             // Every part is written again, signed: a device that trusts this one rejects its
             // unsigned files.
             try db.execute(sql: "UPDATE ownPart SET isPublished = 0")
-            // Whether a file's last read was rejected because its signature is not a trusted key's.
+            // Why a file's last read did not merge it, in one word ("untrusted": its signature is
+            // not a trusted key's; "invalid_json"…), for status and metrics.
             try db.alter(table: "source") { table in
-                table.add(column: "isUntrusted", .boolean).notNull().defaults(to: false)
+                table.add(column: "problemKind", .text)
             }
         }
         return migrator

@@ -12,6 +12,16 @@ struct DaemonSettings: Sendable {
     var pollSeconds: Int?
     var alwaysPoll: Bool
     var logLevel: Logger.Level?
+    var metricsFile: String?
+
+    /// Where to write the metrics, by the usual precedence (`--metrics-file`, `SYNCD_METRICS_FILE`,
+    /// `metricsFile`), by default `metrics.prom` in the state directory; nil when set to `off`.
+    func metricsPath(stateDirectory: String) async throws -> String? {
+        let reader = try await SyncSettings.configurationReader(
+            config: config, environment: ProcessInfo.processInfo.environment)
+        let path = metricsFile ?? reader.string(forKey: "metricsFile") ?? stateDirectory + "/metrics.prom"
+        return path == "off" || path.isEmpty ? nil : path
+    }
 
     /// Timings and log level by the usual precedence: options, `SYNCD_*`, configuration files, defaults.
     func timingsAndLevel() async throws -> (timings: DaemonTimings, level: Logger.Level?) {

@@ -50,6 +50,13 @@ struct SyncdCommand: AsyncParsableCommand {
     @Flag(name: .customLong("poll"), help: "Poll even where inotify should see changes.")
     var alwaysPoll = false
 
+    @Option(
+        name: .customLong("metrics-file"),
+        help: ArgumentHelp(
+            "Write Prometheus metrics here after each pass, by rename (default: metrics.prom in the state directory; 'off' for none). Point it into node_exporter's textfile collector directory.",
+            valueName: "path"))
+    var metricsFile: String?
+
     func validate() throws {
         for (name, value) in [
             ("--settle-ms", settleMilliseconds), ("--rescan-interval", rescanSeconds), ("--poll-interval", pollSeconds),
@@ -70,7 +77,7 @@ struct SyncdCommand: AsyncParsableCommand {
             let service = SyncService(
                 device: device, timings: try await daemonSettings.timingsAndLevel().timings,
                 notify: NotifySocket(environment: ProcessInfo.processInfo.environment),
-                logger: logger,
+                logger: logger, metricsFile: try await daemonSettings.metricsPath(stateDirectory: settings.stateDirectory),
                 reload: {
                     let reloaded = try await daemonSettings.timingsAndLevel()
                     levels.current = reloaded.level ?? levels.current
@@ -87,6 +94,7 @@ struct SyncdCommand: AsyncParsableCommand {
     var daemonSettings: DaemonSettings {
         DaemonSettings(
             config: global.location.config, settleMilliseconds: settleMilliseconds, rescanSeconds: rescanSeconds,
-            pollSeconds: pollSeconds, alwaysPoll: alwaysPoll, logLevel: global.location.logLevel)
+            pollSeconds: pollSeconds, alwaysPoll: alwaysPoll, logLevel: global.location.logLevel,
+            metricsFile: metricsFile)
     }
 }
