@@ -84,9 +84,11 @@ public struct LocationOptions: ParsableArguments {
         let control = bootstrapLogging(defaultLevel: .error)
         _ = control
         // Said whatever the log level: a command that waits without a word looks hung.
-        return try SyncDevice(
+        let device = try SyncDevice(
             settings: settings, logger: Logger(label: "syncctl"),
             waitingForStore: { message in FileHandle.standardError.write(Data("syncctl: \(message)\n".utf8)) })
+        ProgressLine.start(for: device)
+        return device
     }
 
     /// Sends every log line to standard error at `--log-level`, and returns the control of that level.

@@ -48,12 +48,20 @@ extension SyncDevice {
     ) throws -> (report: MergeReport, edit: Edit?) {
         let now = clock()
         var stopwatch = Stopwatch()
+        progress.update { $0 = PassProgress.State(phase: .listing) }
+        defer { progress.update { $0.phase = .done } }
         // List.
         let scan = try scanFolder(rereadAll: rereadAll)
         var findings = scan.findings
         // Read what can hold any record first; the rest, one group of ids at a time, as the merge gets to it.
         let plan = ReadingPlan(scan.changed, readFirst: retry.readFirst)
         findings.report.bytesRead = scan.changed.reduce(0) { $0 + $1.status.size }
+        progress.update { [bytes = findings.report.bytesRead] in
+            $0.phase = .reading
+            $0.filesToRead = scan.changed.count
+            $0.bytesToRead = bytes
+            $0.groups = plan.groups.count
+        }
         let storeIsEmpty = try store.reading { try $0.isEmpty() }
         let reader = SourceReader(
             folder: folder, device: device, maxFileSize: settings.maxFileSize, schemas: schemas, now: now,
@@ -62,6 +70,10 @@ extension SyncDevice {
         let spanning = SpanningSources(
             opening: plan.spanning, plan: plan, reader: reader, invalid: retry.invalid,
             inMemoryBytes: settings.spanningBytesInMemory, spillDirectory: settings.stateDirectory)
+        progress.update {
+            $0.filesRead += spanning.files.count
+            $0.phase = .merging
+        }
         findings.report.timings.read = stopwatch.lap()
         let heldBack = retry.heldBack
         // A first merge writes this device's first parts while it saves the records.
@@ -106,6 +118,11 @@ extension SyncDevice {
                     if held == nil { incoming.add(tally.versions) }
                 }
                 findings.report.refusedRecords += group.refused
+                progress.update {
+                    $0.groupsDone += 1
+                    $0.filesRead += group.sources.count
+                    $0.versions += group.spanning.reduce(0) { $0 + $1.versions.count } + group.tallies.reduce(0) { $0 + $1.versions.count }
+                }
                 if let merged = group.merged, let inserts {
                     // Merged from the same versions on another thread (a first merge holds nothing back).
                     for (record, line) in merged {
@@ -130,6 +147,7 @@ extension SyncDevice {
                     _ = try session.save(merged, at: now, isNew: held == nil)
                 }
             }
+            progress.update { $0.phase = .publishing }
             // The files read first, now that every group gave its records.
             for (index, source) in spanning.files.enumerated() {
                 var held = heldBack[source.name]

@@ -28,6 +28,8 @@ public final class SyncDevice: Sendable {
     private let keyBox: Mutex<DeviceKey>
     /// The key this device signs its files with.
     public var key: DeviceKey { keyBox.withLock { $0 } }
+    /// How far the pass running now has got (for a person watching a long merge).
+    public let progress = PassProgress()
     /// The files the last publication of this process renamed into place, not yet reported by
     /// the watcher (see ``isOwnRename(_:)``).
     let renamedIntoPlace = Mutex<Set<String>>([])
