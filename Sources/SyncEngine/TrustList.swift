@@ -11,23 +11,26 @@ struct TrustList: Sendable {
     /// The trusted devices and their keys, this device's own included; empty when none is.
     let keys: [DeviceID: PublicKey]
     let device: DeviceID
-    /// Files this device wrote, by part and generation, with their digest: an earlier file of its
-    /// own (signed with an earlier key, or written before it signed) is still its own.
-    let ownFiles: [String: String]
+    /// The digest of the file this device wrote for a part and generation, if it wrote one: an
+    /// earlier file of its own (signed with an earlier key, or written before it signed) is still
+    /// its own. Asked only for a file under its name that its key did not sign.
+    let writtenDigest: @Sendable (PartPrefix, Int64) -> String?
 
     /// The list as the store holds it, with this device's own key.
-    init(stored: [DeviceID: PublicKey], device: DeviceID, ownKey: PublicKey, ownFiles: [String: String]) {
+    init(
+        stored: [DeviceID: PublicKey], device: DeviceID, ownKey: PublicKey,
+        writtenDigest: @escaping @Sendable (PartPrefix, Int64) -> String? = { _, _ in nil }
+    ) {
         var keys = stored
         if !keys.isEmpty { keys[device] = ownKey }
         self.keys = keys
         self.device = device
-        self.ownFiles = ownFiles
+        self.writtenDigest = writtenDigest
     }
 
     /// Whether any file is checked.
     var isActive: Bool { !keys.isEmpty }
 
-    static func ownFileKey(_ part: PartPrefix, _ generation: Int64) -> String { "\(part.rawValue):\(generation)" }
 
     /// Why a file (`reading` of `bytes`) must not merge; nil when it may.
     func rejection(of reading: SnapshotReading, bytes: [UInt8]) -> String? {
@@ -40,7 +43,7 @@ struct TrustList: Sendable {
         }
         if device == self.device {
             if signedBy(keys[device]!) { return nil }
-            if let digest = ownFiles[Self.ownFileKey(reading.part, reading.generation)],
+            if let digest = writtenDigest(reading.part, reading.generation),
                 digest == PublishedLayout.fileDigest(of: bytes)
             {
                 return nil
@@ -74,16 +77,19 @@ extension SyncDevice {
         let ownKey = key.publicKey
         return try store.reading { session in
             let stored = try session.trustedKeys()
-            var ownFiles: [String: String] = [:]
-            // Files this device wrote are looked up only when a file under its name changed: its
-            // own (`desk.json`, `desk.3.json`) or a sync tool's copy of one (`desk (1).json`…).
+            guard !stored.isEmpty else { return TrustList(stored: stored, device: device, ownKey: ownKey) }
+            // The files this device wrote are read for the parts of the changed files under its
+            // name: its own (`desk.json`, `desk.3.json`) and sync tools' copies (`desk (1).json`…).
             let ownNames = (["."] + SourceFileName.copySeparators).map { device.rawValue + $0 }
-            if !stored.isEmpty, changed.contains(where: { file in ownNames.contains { file.name.hasPrefix($0) } }) {
-                for file in try session.writtenFileDigests() {
-                    ownFiles[TrustList.ownFileKey(file.part, file.generation)] = file.fileDigest
-                }
+            var written: [PartPrefix: [Int64: String]] = [:]
+            for file in changed where ownNames.contains(where: { file.name.hasPrefix($0) }) {
+                let part = ReadingPlan.suggestedPart(file.name) ?? .whole
+                if written[part] == nil { written[part] = try session.writtenFileDigests(of: part) }
             }
-            return TrustList(stored: stored, device: device, ownKey: ownKey, ownFiles: ownFiles)
+            let digests = written
+            return TrustList(stored: stored, device: device, ownKey: ownKey) { part, generation in
+                digests[part]?[generation]
+            }
         }
     }
 }

@@ -81,18 +81,30 @@ extension StoreSession {
         try db.execute(sql: "UPDATE ownPart SET isPublished = 0")
     }
 
-    /// The digest of every file this device wrote, by part and generation.
-    public func writtenFileDigests() throws -> [(part: PartPrefix, generation: Int64, fileDigest: String)] {
-        try Row.fetchAll(db, sql: "SELECT part, generation, fileDigest FROM writtenFile").compactMap { row in
-            let part: String = row["part"]
-            guard let prefix = part.isEmpty ? PartPrefix.whole : PartPrefix(part) else { return nil }
-            return (prefix, row["generation"], row["fileDigest"])
+    /// The digests of the files this device wrote for `part`, by generation.
+    public func writtenFileDigests(of part: PartPrefix) throws -> [Int64: String] {
+        var digests: [Int64: String] = [:]
+        for row in try Row.fetchAll(
+            db, sql: "SELECT generation, fileDigest FROM writtenFile WHERE part = ?", arguments: [part.rawValue])
+        {
+            digests[row["generation"]] = row["fileDigest"]
         }
+        return digests
     }
 
-    /// Records a file about to be written (before the rename, so a crash cannot hide it).
+    /// How many files of each part ``recordWritten(_:)`` keeps, the newest: enough to recognize
+    /// any copy a sync tool could still deliver, without a row for every edit ever made.
+    public static let writtenFilesKeptPerPart = 1000
+
+    /// Records a file about to be written (before the rename, so a crash cannot hide it), and
+    /// forgets its part's files beyond the newest ``writtenFilesKeptPerPart``.
     public func recordWritten(_ file: WrittenFile) throws {
         try file.insert(db, onConflict: .replace)
+        try db.execute(
+            sql: """
+                DELETE FROM writtenFile WHERE part = ?1 AND generation < (
+                    SELECT generation FROM writtenFile WHERE part = ?1 ORDER BY generation DESC LIMIT 1 OFFSET ?2)
+                """, arguments: [file.part, Self.writtenFilesKeptPerPart - 1])
     }
 
     /// Forgets the files of a generation that could not be put in place.

@@ -78,6 +78,23 @@ struct StoreSourceTests {
         #expect(try store.reading { try $0.highestWrittenGeneration() } == 1)
     }
 
+    @Test("Files written: each part keeps its newest 1,000, the others' untouched; digests by part")
+    func filesWrittenPruned() throws {
+        let store = try SyncStore()
+        try store.transaction { session in
+            try session.recordWritten(WrittenFile(part: "4", generation: 1, fileDigest: "four", writtenAt: 1))
+            for generation in 1...1_005 {
+                try session.recordWritten(
+                    WrittenFile(part: "3", generation: Int64(generation), fileDigest: "d\(generation)", writtenAt: 1))
+            }
+        }
+        let three = try store.reading { try $0.writtenFileDigests(of: PartPrefix("3")!) }
+        #expect(three.count == StoreSession.writtenFilesKeptPerPart)
+        #expect(three.keys.min() == 6 && three[1_005] == "d1005")
+        #expect(try store.reading { try $0.writtenFileDigests(of: PartPrefix("4")!) } == [1: "four"])
+        #expect(try store.reading { try $0.highestWrittenGeneration() } == 1_005)
+    }
+
     @Test("Own parts: replaced, marked published by generation; changed prefixes kept until their part is written")
     func ownParts() throws {
         let store = try SyncStore()
