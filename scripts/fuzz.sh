@@ -12,8 +12,8 @@
 #   FUZZ_ARGS         more libFuzzer flags, e.g. "-runs=10000000" or "-jobs=2"
 #   SNAPSHOT_VECTORS  the conformance vectors (default ../shared/spec/vectors), for the seeds
 #
-# Found crashes, leaks, hangs and OOMs stay in fuzz/findings/TARGET/ (git-ignored) with the log of
-# the run; the exit status is libFuzzer's (0: nothing found). Minimize a finding with
+# Found crashes, leaks, hangs and OOMs stay in fuzz/findings/TARGET/ (git-ignored) with each run's
+# log (run-DATE-TIME-PID.log); the exit status is libFuzzer's (0: nothing found). Minimize a finding with
 #   .build-fuzz/fuzz-TARGET -minimize_crash=1 -runs=100000 fuzz/findings/TARGET/crash-…
 # and keep it in fuzz/regressions/TARGET/, which every run replays first.
 set -euo pipefail
@@ -95,7 +95,8 @@ run() {
     local findings="$root/fuzz/findings/$target"
     local corpus="$corpus_root/$target"
     mkdir -p "$findings" "$corpus"
-    local log="$findings/last-run.log"
+    local log
+    log="$findings/run-$(date +%Y%m%d-%H%M%S)-$$.log"
     # No Swift backtracer: libFuzzer's own handler must see the signal and keep the input.
     export SWIFT_BACKTRACE=enable=no
     # No allocation stacks (a third of the time of these allocation-heavy targets): run a finding
