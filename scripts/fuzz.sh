@@ -13,7 +13,7 @@
 #   SNAPSHOT_VECTORS  the conformance vectors (default ../shared/spec/vectors), for the seeds
 #
 # Found crashes, leaks, hangs and OOMs stay in fuzz/findings/TARGET/ (git-ignored) with each run's
-# log (run-DATE-TIME-PID.log); the exit status is libFuzzer's (0: nothing found). Minimize a finding with
+# log (run-DATE-TIME-PID.log, the last 20 kept); the exit status is libFuzzer's (0: nothing found). Minimize a finding with
 #   .build-fuzz/fuzz-TARGET -minimize_crash=1 -runs=100000 fuzz/findings/TARGET/crash-…
 # and keep it in fuzz/regressions/TARGET/, which every run replays first.
 set -euo pipefail
@@ -97,6 +97,8 @@ run() {
     mkdir -p "$findings" "$corpus"
     local log
     log="$findings/run-$(date +%Y%m%d-%H%M%S)-$$.log"
+    # The logs of the last 20 runs are kept (swift test adds one per target each time).
+    find "$findings" -maxdepth 1 -name 'run-*.log' | sort | head -n -19 | xargs -r rm -f --
     # No Swift backtracer: libFuzzer's own handler must see the signal and keep the input.
     export SWIFT_BACKTRACE=enable=no
     # No allocation stacks (a third of the time of these allocation-heavy targets): run a finding
