@@ -134,5 +134,7 @@ let package = Package(
         // Runs real syncd processes against real folders, inotify and notify sockets.
         .testTarget(
             name: "DaemonTests", dependencies: ["SnapshotFormat", "SnapshotMerge", "SyncStore", "Inotify", "TestSupport"]),
+        // Builds the libFuzzer targets of fuzz/ with scripts/fuzz.sh and runs each briefly (docs/fuzzing.md).
+        .testTarget(name: "FuzzSmokeTests", dependencies: ["TestSupport"]),
     ]
 )

@@ -395,8 +395,11 @@ extension SnapshotReader {
         guard at < input.count, input[at] == newline, let base = input.baseAddress else { return nil }
         at += 1
         var elements: [Range<Int>] = []
+        var afterComma = false
         while at < input.count {
             if input[at] == UInt8(ascii: "]") {
+                // A comma before the `]` (`{…},` on the last record's line) is not JSON.
+                guard !afterComma else { return nil }
                 parser.position = at + 1
                 return (elements, Array(repeating: nil, count: elements.count))
             }
@@ -408,6 +411,7 @@ extension SnapshotReader {
                 hasComma || (end + 1 < input.count && input[end + 1] == UInt8(ascii: "]"))
             else { return nil }
             elements.append(at..<elementEnd)
+            afterComma = hasComma
             at = end + 1
         }
         return nil

@@ -291,13 +291,19 @@ extension StrictJSONParser {
             guard position < input.count,
                 input[position] == UInt8(ascii: "-")
                     || (input[position] >= UInt8(ascii: "0") && input[position] <= UInt8(ascii: "9")),
-                let count = try parseNumber().exactInteger, (1...VersionVector.maximumCount).contains(count),
-                !entries.contains(where: { $0.device == device })
+                let count = try parseNumber().exactInteger, (1...VersionVector.maximumCount).contains(count)
             else { break }
             entries.append(VersionVector.Entry(device: device, count: count))
             // Anything but a comma or the end of the object is irregular.
             guard let more = try? continues(closedBy: UInt8(ascii: "}")) else { break }
-            if !more { return VersionVector(unsortedEntries: entries) }
+            if !more {
+                // A device named twice (a duplicate key: invalid JSON, reported below) sits next to
+                // itself once the entries are sorted, as the vector sorts them anyway. Looking each
+                // device up among those before it was quadratic: 100,000 devices took 35 s.
+                let vector = VersionVector(unsortedEntries: entries)
+                if zip(vector.entries, vector.entries.dropFirst()).contains(where: { $0.device == $1.device }) { break }
+                return vector
+            }
         }
         // Irregular: validate the whole object from its start.
         position = start
