@@ -22,7 +22,7 @@ extension SyncctlCommand {
 
         @OptionGroup var global: GlobalOptions
         @OptionGroup var output: OutputOptions
-        @Option(help: "Keep version N's content (0 is the current version, 1… the conflicts).") var take: Int?
+        @Option(help: "Keep version N's content (0 is the current version, 1... the conflicts).") var take: Int?
         @Option(
             name: .customLong("from"),
             help: ArgumentHelp("Keep the content of the version made by DEVICE.", valueName: "device"))
@@ -74,7 +74,7 @@ extension SyncctlCommand {
         static let configuration = CommandConfiguration(
             abstract: "Remove sync-tool copies whose versions are all in this device's file.",
             discussion: """
-                Merges first, then deletes each copy (such as 'phone.sync-conflict-….json' or \
+                Merges first, then deletes each copy (such as 'phone.sync-conflict-*.json' or \
                 'phone (1).json') that adds nothing to this device's published file, and says what \
                 it removed and what it kept. Never touches any device's own <device>.json.
                 """)
