@@ -21,3 +21,7 @@ install:
 
 demo:
 	bash scripts/demo.sh
+
+# The Debian package (dpkg-buildpackage -b, docs/packaging.md), in .build-deb/packages/.
+deb:
+	bash scripts/build-deb.sh
