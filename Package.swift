@@ -134,5 +134,7 @@ let package = Package(
         // Runs real syncd processes against real folders, inotify and notify sockets.
         .testTarget(
             name: "DaemonTests", dependencies: ["SnapshotFormat", "SnapshotMerge", "SyncStore", "Inotify", "TestSupport"]),
+        // Inspects, installs into a throwaway root and lints the Debian package `make deb` built (docs/packaging.md).
+        .testTarget(name: "PackageTests"),
     ]
 )
