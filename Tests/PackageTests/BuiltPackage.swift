@@ -20,6 +20,12 @@ struct BuiltPackage: Sendable {
     private static let unpacked: Result<BuiltPackage, any Error> = Result {
         let path = try locate()
         let root = try TemporaryDirectory.make("root")
+        // 140 MB that no single test owns: removed when the test process ends.
+        atexit {
+            if case .success(let package) = BuiltPackage.unpacked {
+                try? FileManager.default.removeItem(at: package.root)
+            }
+        }
         try Command.succeed("dpkg-deb", ["-x", path, root.path])
         return BuiltPackage(path: path, root: root)
     }
@@ -38,8 +44,10 @@ struct BuiltPackage: Sendable {
             }
             return given
         }
-        let version = try Command.succeed("dpkg-parsechangelog", ["-l", Repository.path("debian/changelog"), "-S", "Version"])
-            .stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let version = try Command.succeed(
+            "dpkg-parsechangelog", ["-l", Repository.path("debian/changelog"), "-S", "Version"]
+        )
+        .stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         let architecture = try Command.succeed("dpkg", ["--print-architecture"]).stdout
             .trimmingCharacters(in: .whitespacesAndNewlines)
         let path = Repository.path(".build-deb/packages/snapshotsync_\(version)_\(architecture).deb")

@@ -16,8 +16,8 @@ struct Command: Sendable {
         defer { try? FileManager.default.removeItem(at: scratch) }
         let outURL = scratch.appendingPathComponent("stdout")
         let errURL = scratch.appendingPathComponent("stderr")
-        FileManager.default.createFile(atPath: outURL.path, contents: nil)
-        FileManager.default.createFile(atPath: errURL.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: outURL.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
         let out = try FileHandle(forWritingTo: outURL)
         let err = try FileHandle(forWritingTo: errURL)
         let process = Process()
@@ -47,7 +47,8 @@ struct Command: Sendable {
         let result = try run(program, arguments, environment: environment)
         guard result.status == 0 else {
             throw PackageTestError(
-                "\(program) \(arguments.joined(separator: " ")) exited \(result.status):\n\(result.stdout)\(result.stderr)")
+                "\(program) \(arguments.joined(separator: " ")) exited \(result.status):\n\(result.stdout)\(result.stderr)"
+            )
         }
         return result
     }
@@ -63,6 +64,7 @@ struct Command: Sendable {
             if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
         }
         throw PackageTestError(
-            "\(program) is not installed: run scripts/install-prerequisites.sh (it installs dpkg-dev, debhelper, lintian, man-db)")
+            "\(program) is not installed: run scripts/install-prerequisites.sh (it installs dpkg-dev, debhelper, lintian, man-db)"
+        )
     }
 }

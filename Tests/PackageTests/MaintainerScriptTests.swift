@@ -10,7 +10,9 @@ import Testing
 // machine is ever reloaded or started (shared/notes/linux.md).
 @Suite("Debian package: maintainer scripts", .serialized)
 struct MaintainerScriptTests {
-    @Test("dpkg-deb -e: /etc/syncd's files are conffiles, postinst creates user syncd with sysusers, every script is valid sh")
+    @Test(
+        "dpkg-deb -e: /etc/syncd's files are conffiles, postinst creates user syncd with sysusers, every script is valid sh"
+    )
     func controlArea() throws {
         // Given the package's control area
         let package = try BuiltPackage.shared()
@@ -26,7 +28,9 @@ struct MaintainerScriptTests {
         // And postinst creates the user the units run as, from the packaged sysusers.d file
         let postinst = try read("postinst")
         #expect(postinst.contains(#"systemd-sysusers ${DPKG_ROOT:+--root="$DPKG_ROOT"} snapshotsync.conf"#))
-        #expect(try package.text("/usr/lib/sysusers.d/snapshotsync.conf").contains(#"u syncd - "SnapshotSync daemon" /nonexistent /usr/sbin/nologin"#))
+        #expect(
+            try package.text("/usr/lib/sysusers.d/snapshotsync.conf").contains(
+                #"u syncd - "SnapshotSync daemon" /nonexistent /usr/sbin/nologin"#))
         // And only syncd.service (not the template) gets start and restart code, run only under a
         // running systemd (deb-systemd-invoke then starts it only if the administrator enabled it)
         let invoke = try #require(postinst.range(of: "deb-systemd-invoke $_dh_action 'syncd.service'"), "\(postinst)")
@@ -45,7 +49,9 @@ struct MaintainerScriptTests {
         }
     }
 
-    @Test("dpkg --root installs it into a throwaway root: user syncd there, no unit enabled, a reinstall (upgrade) works, purge leaves only the user")
+    @Test(
+        "dpkg --root installs it into a throwaway root: user syncd there, no unit enabled, a reinstall (upgrade) works, purge leaves only the user"
+    )
     func installIntoThrowawayRoot() throws {
         // Given an empty root with an empty dpkg database, and this machine's accounts as they are
         let package = try BuiltPackage.shared()
@@ -55,33 +61,48 @@ struct MaintainerScriptTests {
             try FileManager.default.createDirectory(
                 at: root.appendingPathComponent(directory), withIntermediateDirectories: true)
         }
-        FileManager.default.createFile(atPath: root.appendingPathComponent("var/lib/dpkg/status").path, contents: nil)
+        _ = FileManager.default.createFile(
+            atPath: root.appendingPathComponent("var/lib/dpkg/status").path, contents: nil)
         let hostAccounts = try String(contentsOfFile: "/etc/passwd", encoding: .utf8)
-        let stubs = try Self.systemdStubs(in: root.deletingLastPathComponent().appendingPathComponent(root.lastPathComponent + "-stubs"))
+        let stubs = try Self.systemdStubs(
+            in: root.deletingLastPathComponent().appendingPathComponent(root.lastPathComponent + "-stubs"))
         defer { try? FileManager.default.removeItem(at: stubs.directory) }
         // The root has no libc6 & co. installed: the dependencies are this machine's business.
         let dpkg = ["--root=\(root.path)", "--force-script-chrootless", "--force-depends"]
         func run(_ arguments: [String]) throws -> Command {
-            try Command.run("dpkg", dpkg + arguments, environment: ["PATH": stubs.directory.path + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/sbin:/usr/bin:/sbin:/bin")])
+            try Command.run(
+                "dpkg", dpkg + arguments,
+                environment: [
+                    "PATH": stubs.directory.path + ":"
+                        + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/sbin:/usr/bin:/sbin:/bin")
+                ])
         }
-        func installed(_ path: String) -> Bool { FileManager.default.fileExists(atPath: root.appendingPathComponent(path).path) }
+        func installed(_ path: String) -> Bool {
+            FileManager.default.fileExists(atPath: root.appendingPathComponent(path).path)
+        }
 
         // When dpkg installs the package there
         let install = try run(["--install", package.path])
         #expect(install.status == 0, "dpkg --install: \(install.stdout)\(install.stderr)")
 
         // Then its files are in the root, configured
-        #expect(try Command.succeed("dpkg-query", ["--root=\(root.path)", "-W", "-f=${Status}", "snapshotsync"]).stdout
-            == "install ok installed")
-        for path in ["usr/bin/syncd", "usr/bin/syncctl", "lib/systemd/system/syncd.service", "etc/syncd/config.json.example"] {
+        #expect(
+            try Command.succeed("dpkg-query", ["--root=\(root.path)", "-W", "-f=${Status}", "snapshotsync"]).stdout
+                == "install ok installed")
+        for path in [
+            "usr/bin/syncd", "usr/bin/syncctl", "lib/systemd/system/syncd.service", "etc/syncd/config.json.example",
+        ] {
             #expect(installed(path), "\(path) is not installed")
         }
         // And postinst made the static user and group the units run as, in the root only
         let accounts = try String(contentsOf: root.appendingPathComponent("etc/passwd"), encoding: .utf8)
-        let user = try #require(accounts.split(separator: "\n").first { $0.hasPrefix("syncd:") }, "no user syncd:\n\(accounts)")
+        let user = try #require(
+            accounts.split(separator: "\n").first { $0.hasPrefix("syncd:") }, "no user syncd:\n\(accounts)")
         #expect(user.hasSuffix(":SnapshotSync daemon:/nonexistent:/usr/sbin/nologin"), "\(user)")
         #expect(try String(contentsOf: root.appendingPathComponent("etc/group"), encoding: .utf8).contains("syncd:x:"))
-        #expect(try String(contentsOfFile: "/etc/passwd", encoding: .utf8) == hostAccounts, "the machine's /etc/passwd changed")
+        #expect(
+            try String(contentsOfFile: "/etc/passwd", encoding: .utf8) == hostAccounts,
+            "the machine's /etc/passwd changed")
         // And no unit is enabled: syncd needs a device ID first; every user enables their own
         #expect(!installed("etc/systemd/system/multi-user.target.wants/syncd.service"))
         #expect(!installed("etc/systemd/user/default.target.wants/syncd.service"))
@@ -96,7 +117,9 @@ struct MaintainerScriptTests {
         let purge = try run(["--purge", "snapshotsync"])
         // Then its files and conffiles are gone; the user stays (files in shared folders may be its)
         #expect(purge.status == 0, "dpkg --purge: \(purge.stdout)\(purge.stderr)")
-        for path in ["usr/bin/syncd", "lib/systemd/system/syncd.service", "etc/syncd/config.json.example", "etc/syncd/README"] {
+        for path in [
+            "usr/bin/syncd", "lib/systemd/system/syncd.service", "etc/syncd/config.json.example", "etc/syncd/README",
+        ] {
             #expect(!installed(path), "\(path) is still there after purge")
         }
         #expect(try String(contentsOf: root.appendingPathComponent("etc/passwd"), encoding: .utf8).contains("syncd:"))

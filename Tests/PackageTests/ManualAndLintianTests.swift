@@ -3,11 +3,22 @@ import Testing
 
 @Suite("Debian package: man pages and lintian")
 struct ManualAndLintianTests {
-    @Test("syncctl(1), syncd(8) and snapshotsync(5) carry their sections, the commands' current options and the hand-written parts, and man renders them without a warning", arguments: [
-        ("/usr/share/man/man1/syncctl.1.gz", ".Dt SYNCCTL 1", ["Fl -from", "Fl -device , -this-device", "EXIT STATUS", "SYNCD_DEVICE", "snapshotsync 5"]),
-        ("/usr/share/man/man8/syncd.8.gz", ".Dt SYNCD 8", ["Fl -settle-ms", "SIGHUP", "syncd@", "/etc/syncd/README"]),
-        ("/usr/share/man/man5/snapshotsync.5.gz", ".Dt SNAPSHOTSYNC 5", ["Parts (format 2)", "Signatures (format 2)", "IMPLEMENTATION NOTES"]),
-    ])
+    @Test(
+        "syncctl(1), syncd(8) and snapshotsync(5) carry their sections, the commands' current options and the hand-written parts, and man renders them without a warning",
+        arguments: [
+            (
+                "/usr/share/man/man1/syncctl.1.gz", ".Dt SYNCCTL 1",
+                ["Fl -from", "Fl -device , -this-device", "EXIT STATUS", "SYNCD_DEVICE", "snapshotsync 5"]
+            ),
+            (
+                "/usr/share/man/man8/syncd.8.gz", ".Dt SYNCD 8",
+                ["Fl -settle-ms", "SIGHUP", "syncd@", "/etc/syncd/README"]
+            ),
+            (
+                "/usr/share/man/man5/snapshotsync.5.gz", ".Dt SNAPSHOTSYNC 5",
+                ["Parts (format 2)", "Signatures (format 2)", "IMPLEMENTATION NOTES"]
+            ),
+        ])
     func manualPage(path: String, title: String, mentions: [String]) throws {
         // Given a packaged man page
         let package = try BuiltPackage.shared()

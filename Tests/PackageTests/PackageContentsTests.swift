@@ -33,7 +33,9 @@ struct PackageContentsTests {
         ("/usr/share/doc/snapshotsync/parts.md", "-rw-r--r--"),
     ]
 
-    @Test("dpkg-deb -c lists binaries, units, man pages, completions, /etc/syncd and docs where the units and Debian look, all owned by root")
+    @Test(
+        "dpkg-deb -c lists binaries, units, man pages, completions, /etc/syncd and docs where the units and Debian look, all owned by root"
+    )
     func fileList() throws {
         // Given the package's file list
         let package = try BuiltPackage.shared()
@@ -61,11 +63,13 @@ struct PackageContentsTests {
         }
     }
 
-    @Test("the packaged units are systemd/'s with only debian/units.sed's edits, and run the packaged syncd with the packaged pages as documentation", arguments: [
-        ("systemd/syncd.service", "/lib/systemd/system/syncd.service"),
-        ("systemd/syncd@.service", "/lib/systemd/system/syncd@.service"),
-        ("systemd/user/syncd.service", "/usr/lib/systemd/user/syncd.service"),
-    ])
+    @Test(
+        "the packaged units are systemd/'s with only debian/units.sed's edits, and run the packaged syncd with the packaged pages as documentation",
+        arguments: [
+            ("systemd/syncd.service", "/lib/systemd/system/syncd.service"),
+            ("systemd/syncd@.service", "/lib/systemd/system/syncd@.service"),
+            ("systemd/user/syncd.service", "/usr/lib/systemd/user/syncd.service"),
+        ])
     func units(source: String, installed: String) throws {
         // Given the unit in the package
         let package = try BuiltPackage.shared()
@@ -159,7 +163,9 @@ struct PackageContentsTests {
                     package.installed("/usr/bin/\(command)").path, ["--generate-completion-script", shell])
                 var expected = generated.stdout
                 // A bash completion file is sourced, not run: the build drops its #! line.
-                if shell == "bash", expected.hasPrefix("#!") { expected = String(expected.drop { $0 != "\n" }.dropFirst()) }
+                if shell == "bash", expected.hasPrefix("#!") {
+                    expected = String(expected.drop { $0 != "\n" }.dropFirst())
+                }
                 let installed = try package.text("\(directory)/\(name(command))")
                 #expect(installed == expected, "\(directory)/\(name(command))")
                 #expect(!installed.hasPrefix("#!"), "\(directory)/\(name(command)) starts with #!")
