@@ -84,7 +84,7 @@ enum Repository {
             "Makefile", "README.md", "man/snapshotsync.5", "man/syncctl.1.tail", "man/syncd.8.tail",
             "scripts/build-deb.sh", "scripts/generate-manuals-and-completions.sh", "systemd/syncd.service",
             "systemd/syncd@.service", "systemd/user/syncd.service", "docs/daemon.md", "docs/syncctl.md",
-            "docs/format.md", "docs/parts.md", "docs/schemas.md",
+            "docs/format.md", "docs/parts.md", "docs/schemas.md", "docs/trust.md",
         ].map(path)
         // debian/'s own files, not what a build leaves there (debian/files, debian/snapshotsync/…)
         let tracked = try Command.succeed("git", ["-C", root.path, "ls-files", "--", "debian"]).stdout

@@ -8,11 +8,11 @@ struct ManualAndLintianTests {
         arguments: [
             (
                 "/usr/share/man/man1/syncctl.1.gz", ".Dt SYNCCTL 1",
-                ["Fl -from", "Fl -device , -this-device", "EXIT STATUS", "SYNCD_DEVICE", "snapshotsync 5"]
+                ["Fl -from", "Fl -device , -this-device", "Em trust", "EXIT STATUS", "SYNCD_DEVICE", "snapshotsync 5"]
             ),
             (
                 "/usr/share/man/man8/syncd.8.gz", ".Dt SYNCD 8",
-                ["Fl -settle-ms", "SIGHUP", "syncd@", "/etc/syncd/README"]
+                ["Fl -settle-ms", "Fl -metrics-file", "SIGHUP", "syncd@", "/etc/syncd/README"]
             ),
             (
                 "/usr/share/man/man5/snapshotsync.5.gz", ".Dt SNAPSHOTSYNC 5",

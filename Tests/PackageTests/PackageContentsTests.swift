@@ -31,6 +31,7 @@ struct PackageContentsTests {
         ("/usr/share/doc/snapshotsync/syncctl.md", "-rw-r--r--"),
         ("/usr/share/doc/snapshotsync/format.md", "-rw-r--r--"),
         ("/usr/share/doc/snapshotsync/parts.md", "-rw-r--r--"),
+        ("/usr/share/doc/snapshotsync/trust.md", "-rw-r--r--"),
     ]
 
     @Test(
