@@ -4,11 +4,13 @@ SWIFT ?= swift
 PREFIX ?=
 INSTALL_FLAGS ?=
 
-.PHONY: build test install demo
+.PHONY: build test install demo deb
 
-# Release build of every product (syncd, syncctl).
+# Release build of every product (syncd, syncctl), then their man pages and completions
+# (.build/generated), which make install installs.
 build:
 	$(SWIFT) build -c release
+	bash scripts/generate-manuals-and-completions.sh
 
 test:
 	$(SWIFT) test
@@ -19,3 +21,7 @@ install:
 
 demo:
 	bash scripts/demo.sh
+
+# The Debian package (dpkg-buildpackage -b, docs/packaging.md), in .build-deb/packages/.
+deb:
+	bash scripts/build-deb.sh

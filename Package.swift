@@ -136,5 +136,7 @@ let package = Package(
             name: "DaemonTests", dependencies: ["SnapshotFormat", "SnapshotMerge", "SyncStore", "Inotify", "TestSupport"]),
         // Builds the libFuzzer targets of fuzz/ with scripts/fuzz.sh and runs each briefly (docs/fuzzing.md).
         .testTarget(name: "FuzzSmokeTests", dependencies: ["TestSupport"]),
+        // Inspects, installs into a throwaway root and lints the Debian package `make deb` built (docs/packaging.md).
+        .testTarget(name: "PackageTests"),
     ]
 )

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Installs the Debian packages SnapshotSync builds and tests with (Swift itself must already be on PATH).
 set -euo pipefail
-packages=(libinotifytools0-dev libsqlite3-dev sqlite3 systemd syncthing python3)
+# The build and its tests; then `make deb` (dpkg-buildpackage, debhelper) and Tests/PackageTests
+# (dpkg-deb, lintian, man from man-db).
+packages=(libinotifytools0-dev libsqlite3-dev sqlite3 systemd syncthing python3
+    build-essential dpkg-dev debhelper lintian man-db)
 sudo_cmd=()
 [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
 missing=()

@@ -1,22 +1,28 @@
 #!/usr/bin/env bash
-# Installs syncd and syncctl with their systemd units. Safe to run again: it replaces the binaries
-# and units, and leaves an existing configuration file, user and shared folder alone.
+# Installs syncd and syncctl with their systemd units, man pages and completions. Safe to run again:
+# it replaces the binaries, units and pages, and leaves an existing configuration file, user and
+# shared folder alone.
 set -euo pipefail
 
 usage() {
     cat <<'EOF'
 Usage: scripts/install.sh [options]
 
-Builds syncd and syncctl (release), installs them and the systemd units, and says what to do next.
+Builds syncd and syncctl (release) with their man pages and completions, installs them and the
+systemd units, and says what to do next.
 
   System install (default, as root):
     binaries        PREFIX/bin (PREFIX defaults to /usr/local)
+    man pages       PREFIX/share/man: syncctl(1), syncd(8), snapshotsync(5)
+    completions     PREFIX/share/bash-completion/completions, PREFIX/share/zsh/site-functions,
+                    PREFIX/share/fish/vendor_completions.d
     units           /etc/systemd/system/syncd.service and syncd@.service
     user and group  syncd (system account, no home, no login shell), created if missing
     configuration   /etc/syncd/config.json, created if missing
     shared folder   /srv/syncd/shared (owner syncd:syncd, mode 2770), created if missing
   User install (--user, as yourself):
     binaries        PREFIX/bin (PREFIX defaults to ~/.local)
+    man pages and completions   under PREFIX/share, as above
     unit            ~/.config/systemd/user/syncd.service
     configuration   ~/.config/syncd/config.json, created if missing
 
@@ -26,7 +32,8 @@ Options:
   --device ID         device ID for a new configuration file (default: this host's short name)
   --shared DIR        shared folder: system install, a drop-in that points syncd.service at DIR;
                       user install, the "shared" key of a new configuration file
-  --no-build          install binaries already built (swift build -c release)
+  --no-build          install binaries already built (make build: swift build -c release, then
+                      scripts/generate-manuals-and-completions.sh for the pages)
   --scratch-path DIR  passed to swift build (default .build)
   --dry-run           print what would be done, change nothing (no build either)
   -h, --help          show this help
@@ -170,6 +177,11 @@ if [ "$build" -eq 1 ]; then
             exit 1
         fi
     done
+    # Its plugin builds the other products too (release): the two above are found built.
+    if ! run bash scripts/generate-manuals-and-completions.sh "${scratch_args[@]}"; then
+        echo "install.sh: generating the man pages and completions failed (see above)" >&2
+        exit 1
+    fi
 fi
 # SwiftPM's release products directory (a symbolic link to the host triple's); not asked of
 # swift build --show-bin-path, which may resolve packages and write .build even in a dry run.
@@ -185,7 +197,8 @@ for product in syncd syncctl; do
     fi
 done
 
-# 2. Binaries and documentation.
+generated=${scratch_path:-$repo/.build}/generated
+# 2. Binaries, documentation, man pages and completions.
 make_directory "$bin_dir"
 for product in syncd syncctl; do
     if [ -x "$built/$product" ] && cmp -s "$built/$product" "$bin_dir/$product"; then
@@ -196,11 +209,28 @@ for product in syncd syncctl; do
 done
 make_directory "$doc_dir"
 write_file "$doc_dir/daemon.md" 0644 <docs/daemon.md
+if [ -f "$generated/man/syncctl.1" ]; then
+    # Destination directory, then the generated files it receives.
+    for pair in "man/man1:man/syncctl.1" "man/man5:man/snapshotsync.5" "man/man8:man/syncd.8" \
+        "bash-completion/completions:completions/bash/syncctl completions/bash/syncd" \
+        "zsh/site-functions:completions/zsh/_syncctl completions/zsh/_syncd" \
+        "fish/vendor_completions.d:completions/fish/syncctl.fish completions/fish/syncd.fish"; do
+        make_directory "$prefix/share/${pair%%:*}"
+        for file in ${pair#*:}; do
+            write_file "$prefix/share/${pair%%:*}/$(basename "$file")" 0644 <"$generated/$file"
+        done
+    done
+elif [ "$dry_run" -eq 1 ]; then
+    say "note: the man pages and completions are not generated yet ($generated)"
+else
+    say "note: no man pages or completions in $generated: run make build (or"
+    say "      scripts/generate-manuals-and-completions.sh) as yourself, then install again"
+fi
 
 # 3. The units, pointed at the installed binary and documentation.
 unit_text() {
     sed -e "s#^ExecStart=\\(/usr/local/bin\\|%h/.local/bin\\)/syncd#ExecStart=$bin_dir/syncd#" \
-        -e "s#^Documentation=file:/usr/local/share/doc/snapshotsync/#Documentation=file:$doc_dir/#" "$1"
+        -e "s#^Documentation=file:/usr/local/share/doc/snapshotsync/#Documentation=man:syncd(8) file:$doc_dir/#" "$1"
 }
 make_directory "$unit_dir"
 if [ "$user_mode" -eq 1 ]; then
@@ -284,6 +314,7 @@ Installed. Next:
   3. systemctl --user enable --now syncd.service
   4. journalctl --user -u syncd -f          (logs; syncd --log-level debug for more)
   Optional: loginctl enable-linger \$USER   (keep syncd running when you are logged out)
+  zsh completion: add $prefix/share/zsh/site-functions to fpath in ~/.zshrc (bash and fish find theirs).
 EOF
     case ":$PATH:" in *":$bin_dir:"*) ;; *) say "  Note: $bin_dir is not on your PATH (syncctl lives there)." ;; esac
 else

@@ -27,8 +27,8 @@ public struct GlobalOptions: ParsableArguments {
     }
 }
 
-/// Where the shared folder, state and configuration are (everything global but the device ID,
-/// which `syncctl resolve --device` uses for another meaning).
+/// Where the shared folder, state and configuration are: every global option but the device ID,
+/// which ``GlobalOptions`` adds (`--device`, alias `--this-device`, in every command).
 public struct LocationOptions: ParsableArguments {
     @Option(
         name: .long, help: ArgumentHelp("The shared folder holding every device's <device>.json.", valueName: "dir"))

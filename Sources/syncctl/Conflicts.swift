@@ -9,7 +9,7 @@ extension SyncctlCommand {
             abstract: "Show each record in conflict, its versions side by side.",
             discussion: """
                 A record is in conflict when devices changed it without seeing each other's change. \
-                Every reader sees the current version (0); the others (1, 2, …) are kept until \
+                Every reader sees the current version (0); the others (1, 2, ...) are kept until \
                 someone resolves them with syncctl resolve. Conflicts whose content equals the \
                 current version (two devices made the same change) need no work and are not shown.
                 """)

@@ -61,8 +61,8 @@ extension SyncctlCommand {
         static let configuration = CommandConfiguration(
             abstract: "Print every live record as one JSON document for scripts.",
             discussion: """
-                Prints {"device": …, "records": [{"id", "type", "schemaVersion", "lastModified", \
-                "modifiedBy", "fields"}, …]} sorted by id; deleted records are left out. Conflicts \
+                Prints {"device": ..., "records": [{"id", "type", "schemaVersion", "lastModified", \
+                "modifiedBy", "fields"}, ...]} sorted by id; deleted records are left out. Conflicts \
                 are not included: see syncctl conflicts --json.
                 """)
 

@@ -8,7 +8,7 @@ extension SyncctlCommand {
             abstract: "Merge every device's snapshot in the shared folder, then publish this device's file.",
             discussion: """
                 Reads every *.json in the shared folder (this device's own file, its peers', and \
-                copies that sync tools make, such as 'laptop.sync-conflict-….json'), merges them \
+                copies that sync tools make, such as 'laptop.sync-conflict-*.json'), merges them \
                 record by record into the store in one transaction, and rewrites this device's \
                 <device>.json atomically only if its content changed.
 

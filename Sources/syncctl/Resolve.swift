@@ -12,23 +12,19 @@ extension SyncctlCommand {
                 Writes one version that supersedes the current version and every conflict, so \
                 every device drops the conflicts when it merges it. Choose its content with exactly \
                 one of:
-                  --take N         version N as syncctl conflicts numbers them (0 is the current one)
-                  --device DEVICE  the version made by DEVICE (the greatest, if it made several)
+                  --take N       version N as numbered by syncctl conflicts (0: the current)
+                  --from DEVICE  the version DEVICE made (its greatest, if it made several)
+                  --fields FILE  new fields from a JSON object ('-': standard input)
 
-                Here --device names the version's device; give this device's own ID, if the \
-                store does not know it yet, with --this-device (or SYNCD_DEVICE).
-                  --fields FILE    new fields from a JSON object ('-' for standard input)
+                As in every subcommand, --device is this device's ID (needed only if the store \
+                does not know it yet); the new version is made by this device.
                 """)
 
-        @OptionGroup var location: LocationOptions
-        @Option(
-            name: .customLong("this-device"),
-            help: ArgumentHelp("This device's ID, if the store does not know it yet.", valueName: "id"))
-        var thisDevice: String?
+        @OptionGroup var global: GlobalOptions
         @OptionGroup var output: OutputOptions
-        @Option(help: "Keep version N's content (0 is the current version, 1… the conflicts).") var take: Int?
+        @Option(help: "Keep version N's content (0 is the current version, 1... the conflicts).") var take: Int?
         @Option(
-            name: .customLong("device"),
+            name: .customLong("from"),
             help: ArgumentHelp("Keep the content of the version made by DEVICE.", valueName: "device"))
         var fromDevice: String?
         @Option(help: "New content: a JSON object of fields ('-' for standard input).") var fields: String?
@@ -40,13 +36,19 @@ extension SyncctlCommand {
 
         func validate() throws {
             let choices = [take != nil, fromDevice != nil, fields != nil].filter { $0 }.count
-            guard choices == 1 else { throw ValidationError("choose exactly one of --take, --device and --fields") }
+            if choices == 0, global.device != nil {
+                // --device named the version's device here before it meant this device everywhere.
+                throw ValidationError(
+                    "choose exactly one of --take, --from and --fields (--device is this device's ID; "
+                        + "name the device whose version to keep with --from DEVICE)")
+            }
+            guard choices == 1 else { throw ValidationError("choose exactly one of --take, --from and --fields") }
         }
 
         func run() async throws {
             try await reportingFailures {
                 let id = try recordID(id)
-                let device = try await location.openDevice(device: thisDevice)
+                let device = try await global.openDevice()
                 let resolution: Resolution
                 if let take {
                     resolution = .take(index: take)
@@ -72,7 +74,7 @@ extension SyncctlCommand {
         static let configuration = CommandConfiguration(
             abstract: "Remove sync-tool copies whose versions are all in this device's file.",
             discussion: """
-                Merges first, then deletes each copy (such as 'phone.sync-conflict-….json' or \
+                Merges first, then deletes each copy (such as 'phone.sync-conflict-*.json' or \
                 'phone (1).json') that adds nothing to this device's published file, and says what \
                 it removed and what it kept. Never touches any device's own <device>.json.
                 """)

@@ -13,12 +13,12 @@ struct SyncctlCommand: AsyncParsableCommand {
         abstract: "Merge, inspect and edit the records of a SnapshotSync shared folder by hand.",
         discussion: """
             Each device writes one snapshot file, <device>.json, into a shared folder that a \
-            file-sync tool (Syncthing, Dropbox, Nextcloud, NFS…) keeps in step. syncctl merges every \
+            file-sync tool (Syncthing, Dropbox, Nextcloud, NFS...) keeps in step. syncctl merges every \
             device's file record by record into a local store, and publishes this device's file.
 
             Settings come from, highest first: options; SYNCD_SHARED, SYNCD_STATE, SYNCD_DEVICE, \
             SYNCD_CONFIG, SYNCD_MAX_FILE_SIZE; the --config file, else ~/.config/syncd/config.json \
-            then /etc/syncd/config.json ({"shared": …, "state": …, "device": …}).
+            then /etc/syncd/config.json ({"shared": ..., "state": ..., "device": ...}).
 
             Start with:  syncctl merge --shared ~/Sync/lists --device laptop
             """,

@@ -9,7 +9,7 @@ extension SyncctlCommand {
         static let configuration = CommandConfiguration(
             abstract: "Print this device's public key, which signs every file it publishes.",
             discussion: """
-                Prints the key (ed25519:…) on standard output, and its fingerprint on standard \
+                Prints the key (ed25519:...) on standard output, and its fingerprint on standard \
                 error: give the key to the devices that should trust this one (syncctl trust \
                 DEVICE KEY there), and compare the fingerprint on both screens.
 
@@ -70,7 +70,7 @@ extension SyncctlCommand {
                                                   replacing the key trusted for it before
                   syncctl trust --review          list the keys the folder's files carry, with
                                                   fingerprints, and trust the ones you confirm
-                  syncctl trust --review --accept FINGERPRINT …
+                  syncctl trust --review --accept FINGERPRINT ...
                                                   the same without questions (scripts)
                   syncctl trust --list            the devices trusted now
 
@@ -90,7 +90,7 @@ extension SyncctlCommand {
                 valueName: "fingerprint"))
         var accept: [String] = []
         @Argument(help: "The device to trust.") var device: String?
-        @Argument(help: "Its public key, ed25519:… as `syncctl key` prints it on that device.") var key: String?
+        @Argument(help: "Its public key, ed25519:... as `syncctl key` prints it on that device.") var key: String?
 
         func validate() throws {
             let modes = [list, review, device != nil].filter { $0 }.count

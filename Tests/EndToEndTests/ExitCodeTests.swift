@@ -13,7 +13,7 @@ struct ExitCodeTests {
         ("put", ["--type", "--id", "--schema-version", "<file>"]),
         ("delete", ["--schema-version", "<id>"]),
         ("conflicts", ["--json", "--shared"]),
-        ("resolve", ["--take", "--device", "--fields", "--this-device", "<id>"]),
+        ("resolve", ["--take", "--from", "--fields", "--device", "--this-device", "<id>"]),
         ("tidy", ["--json", "--shared"]),
     ]
 
@@ -67,7 +67,7 @@ struct ExitCodeTests {
         #expect(try workspace.run(["merge"] + workspace.location()).status == 0)
         let location = workspace.location(device: nil)
         let missing = Files.id(404).rawValue
-        for arguments in [["get", missing], ["delete", missing], ["resolve", missing, "--take", "1"], ["resolve", missing, "--device", "phone"]] {
+        for arguments in [["get", missing], ["delete", missing], ["resolve", missing, "--take", "1"], ["resolve", missing, "--from", "phone"]] {
             let run = try workspace.run(arguments + location)
             #expect(run.status == 4, "\(arguments): \(run)")
             #expect(run.stderr.contains(missing), "\(arguments): \(run)")
@@ -107,7 +107,10 @@ struct ExitCodeTests {
     func usage() throws {
         let workspace = try Workspace()
         defer { workspace.remove() }
-        #expect(try workspace.run(["resolve", Files.id(1).rawValue, "--take", "1", "--device", "x"] + workspace.location(device: nil)).status == 64)
+        #expect(try workspace.run(["resolve", Files.id(1).rawValue, "--take", "1", "--from", "x"] + workspace.location(device: nil)).status == 64)
+        // --device names this device in resolve too: alone it chooses no version, and says where that went
+        let oldMeaning = try workspace.run(["resolve", Files.id(1).rawValue] + workspace.location(device: "phone"))
+        #expect(oldMeaning.status == 64 && oldMeaning.stderr.contains("--from DEVICE"), "\(oldMeaning)")
         #expect(try workspace.run(["put"] + workspace.location()).status == 64)
         #expect(try workspace.run(["frobnicate"]).status == 64)
     }

@@ -112,7 +112,7 @@ struct RecordCommandTests {
         #expect(try workspace.run(["list", "--type", "ShoppingItem"] + location).stdout.contains("No records of type ShoppingItem"))
     }
 
-    @Test("resolve --take 1 and resolve --device phone clear conflicts with the chosen content")
+    @Test("resolve --take 1 and resolve --from phone clear conflicts with the chosen content; --device names this device, as everywhere")
     func resolve() throws {
         let workspace = try Self.merged()
         defer { workspace.remove() }
@@ -123,8 +123,8 @@ struct RecordCommandTests {
         let one = try jsonObject(try workspace.run(["get", Files.id(1).rawValue] + location).stdout)
         #expect(one["fields"] == .object(CommandFolder.object(#"{"v": "phone one"}"#)) && one["conflicts"] == nil)
         #expect(one["versionVector"] == .object(CommandFolder.object(#"{"desk": 1, "laptop": 1, "phone": 1}"#)))
-        // Record 4: by the device that made the version
-        let byDevice = try workspace.run(["resolve", Files.id(4).rawValue, "--device", "phone"] + location)
+        // Record 4: by the device that made the version, with this device named by --device as in every subcommand
+        let byDevice = try workspace.run(["resolve", Files.id(4).rawValue, "--from", "phone"] + workspace.location())
         #expect(byDevice.status == 0, "\(byDevice)")
         let four = try jsonObject(try workspace.run(["get", Files.id(4).rawValue] + location).stdout)
         #expect(four["fields"] == .object(CommandFolder.object(#"{"v": "phone four"}"#)) && four["conflicts"] == nil)

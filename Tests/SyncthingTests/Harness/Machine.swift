@@ -31,7 +31,7 @@ final class Machine: @unchecked Sendable {
     var ownFile: String { device + ".json" }
     /// `--shared`, `--state` and `--device` for this machine's syncd.
     var location: [String] { ["--shared", folder, "--state", stateDirectory, "--device", device] }
-    /// The same for syncctl, where `resolve --device` names a version's device: `--this-device`.
+    /// The same for syncctl, through `--device`'s alias `--this-device` (kept working for scripts).
     var syncctlLocation: [String] { ["--shared", folder, "--state", stateDirectory, "--this-device", device] }
 
     // MARK: syncd
