@@ -34,7 +34,7 @@ public struct DeviceID: Hashable, Comparable, Sendable, CustomStringConvertible,
 
     /// Orders IDs by their UTF-8 bytes.
     public static func < (lhs: DeviceID, rhs: DeviceID) -> Bool {
-        lhs.rawValue.utf8.lexicographicallyPrecedes(rhs.rawValue.utf8)
+        lhs.rawValue.precedesInUTF8Order(rhs.rawValue)
     }
 
     /// Decodes a single string and refuses it unless it is a valid device ID.

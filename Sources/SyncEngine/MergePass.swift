@@ -201,7 +201,7 @@ extension SyncDevice {
             findings.report.timings.publish = stopwatch.lap()
         }
         var report = findings.report
-        report.sources.sort { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
+        report.sources.sort { $0.name.precedesInUTF8Order($1.name) }
         log(report)
         // Freeing what was read (hundreds of thousands of versions after a first merge) takes a
         // tenth of a second: on another thread, so the report is not kept waiting; the daemon

@@ -6,6 +6,7 @@ import SyncEngine
 extension SyncctlCommand {
     struct Conflicts: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "conflicts",
             abstract: "Show each record in conflict, its versions side by side.",
             discussion: """
                 A record is in conflict when devices changed it without seeing each other's change. \

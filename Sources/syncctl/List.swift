@@ -6,6 +6,7 @@ import SyncEngine
 extension SyncctlCommand {
     struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "list",
             abstract: "List the merged records, one line each.",
             discussion:
                 "Shows id, type, when and by whom the current version was made, and a mark for conflicts. Does not read the shared folder: run syncctl merge first for the latest."
@@ -38,6 +39,7 @@ extension SyncctlCommand {
 
     struct Get: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "get",
             abstract: "Print one record, with its conflicts, as JSON.",
             discussion:
                 "Prints the record exactly as this device would publish it: its normal form, plus conflicts if any.")
@@ -59,6 +61,7 @@ extension SyncctlCommand {
 
     struct Export: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "export",
             abstract: "Print every live record as one JSON document for scripts.",
             discussion: """
                 Prints {"device": ..., "records": [{"id", "type", "schemaVersion", "lastModified", \

@@ -5,6 +5,7 @@ import SyncEngine
 extension SyncctlCommand {
     struct Merge: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "merge",
             abstract: "Merge every device's snapshot in the shared folder, then publish this device's file.",
             discussion: """
                 Reads every *.json in the shared folder (this device's own file, its peers', and \

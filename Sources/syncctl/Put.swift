@@ -6,6 +6,7 @@ import SyncEngine
 extension SyncctlCommand {
     struct Put: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "put",
             abstract: "Create or edit a record from a JSON object of fields, and publish.",
             discussion: """
                 Reads the record's fields as a JSON object from FILE, or from standard input when \
@@ -52,6 +53,7 @@ extension SyncctlCommand {
 
     struct Delete: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "delete",
             abstract: "Delete a record (write a tombstone), and publish.",
             discussion:
                 "The tombstone keeps the record's id, type and unknown keys, so every device learns of the deletion. Nothing is purged."

@@ -7,6 +7,7 @@ import SyncEngine
 extension SyncctlCommand {
     struct Resolve: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "resolve",
             abstract: "Resolve a record's conflicts, and publish.",
             discussion: """
                 Writes one version that supersedes the current version and every conflict, so \
@@ -72,6 +73,7 @@ extension SyncctlCommand {
 
     struct Tidy: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "tidy",
             abstract: "Remove sync-tool copies whose versions are all in this device's file.",
             discussion: """
                 Merges first, then deletes each copy (such as 'phone.sync-conflict-*.json' or \

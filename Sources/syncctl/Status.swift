@@ -5,6 +5,7 @@ import SyncEngine
 extension SyncctlCommand {
     struct Status: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "status",
             abstract: "Show this device, its folder and store, record counts and every source.",
             discussion: """
                 Reads only the store (no file in the shared folder is opened): what the last merge \

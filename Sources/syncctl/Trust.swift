@@ -7,6 +7,7 @@ import SyncEngine
 extension SyncctlCommand {
     struct Key: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "key",
             abstract: "Print this device's public key, which signs every file it publishes.",
             discussion: """
                 Prints the key (ed25519:...) on standard output, and its fingerprint on standard \
@@ -59,6 +60,7 @@ extension SyncctlCommand {
 
     struct Trust: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "trust",
             abstract: "Merge only the files of the devices you trust, signed with their keys.",
             discussion: """
                 With no trusted device, every file in the shared folder merges, signed or not. Once \
@@ -249,6 +251,7 @@ extension SyncctlCommand {
 
     struct Untrust: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "untrust",
             abstract: "Stop merging a device's files (a lost or retired device).",
             discussion: """
                 The device's files are rejected from the next merge on; what merged from them before \

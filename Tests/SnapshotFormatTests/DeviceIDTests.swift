@@ -78,4 +78,22 @@ struct DeviceIDTests {
         let ids: Set<DeviceID> = [try #require(DeviceID("laptop")), try #require(DeviceID("laptop")), try #require(DeviceID("phone"))]
         #expect(ids.count == 2)
     }
+
+    @Test("precedesInUTF8Order is byte order: as utf8.lexicographicallyPrecedes, unlike String's <")
+    func utf8Order() {
+        let samples = [
+            "", "a", "b", "ab", "a.json", "a.0F.json", "a.0f.json", "laptop", "laptop.json", "laptop-2",
+            "z", "é", "e\u{301}", "\u{FFFD}", "\u{10000}", "\u{E000}", "Ω", "日本", "日", "a\u{0}", "A",
+        ]
+        for left in samples {
+            for right in samples {
+                #expect(
+                    left.precedesInUTF8Order(right) == left.utf8.lexicographicallyPrecedes(right.utf8),
+                    "\(Array(left.utf8)) against \(Array(right.utf8))")
+            }
+        }
+        // Where Unicode's order and byte order differ: é precomposed (C3 A9) and e + U+0301.
+        #expect("e\u{301}".precedesInUTF8Order("é"))
+        #expect(!("e\u{301}" < "é") && !("é" < "e\u{301}"))
+    }
 }
