@@ -14,6 +14,9 @@ What it does, for one folder size:
  2. EDITS times: device-0's file gets one record changed (a new version that dominates every
     other: its own count + 1, fields with a fresh marker), is written to a dot-named temporary
     file, fsynced, and renamed over device-0.json. The clock starts right after rename().
+    With --layout parts the peers publish format 2 parts (2 hex digits, 256 per device): the
+    edit rewrites device-0's part holding the record (its generation + 1) and the clock stops
+    when this device's part holding it is replaced, as a file-sync engine delivers one part.
     The script then polls, every millisecond, (a) the store, read-only through SQLite, until
     the record's current version holds the marker, and (b) the stat of bench.json until it is
     replaced by a file with a higher generation holding the marker. After each edit it checks
@@ -80,6 +83,18 @@ def generation_of(path):
     return int(match.group(1)) if match else 0
 
 
+def own_file(shared, rid=""):
+    """This device's file that holds `rid`: bench.json, or, once its snapshot is split into parts,
+    the part bench.PREFIX.json whose prefix starts the id (whatever its number of digits)."""
+    names = os.listdir(shared)
+    if "bench.json" in names:
+        return os.path.join(shared, "bench.json")
+    for name in names:
+        if re.fullmatch(r"bench\.[0-9A-F]+\.json", name) and (not rid or rid.upper().startswith(name.split(".")[1])):
+            return os.path.join(shared, name)
+    return None
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--bin", default=os.path.join(ROOT, ".build-daemon-release", "release"), help="directory of syncd and syncctl")
@@ -89,6 +104,10 @@ def main():
     p.add_argument("--idle", type=int, default=60, help="seconds of idle CPU measurement (0: skip)")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--keep", action="store_true", help="keep the temporary directory")
+    p.add_argument("--layout", choices=["file", "parts"], default="file",
+                   help="peers' snapshots as one file each (default) or as format 2 parts of 2 hex digits: "
+                        "then an edit rewrites only the part of device-0 that holds the record, and the "
+                        "clock stops when this device's part holding it is replaced")
     a = p.parse_args()
     syncd, syncctl = os.path.join(a.bin, "syncd"), os.path.join(a.bin, "syncctl")
     for binary in (syncd, syncctl):
@@ -98,16 +117,16 @@ def main():
     work = tempfile.mkdtemp(prefix="syncd-latency-")
     shared, state = os.path.join(work, "shared"), os.path.join(work, "state")
     subprocess.run([sys.executable, os.path.join(ROOT, "bench", "generate.py"), shared, "--devices", "3",
-                    "--records", str(a.records), "--seed", str(a.seed)], check=True)
+                    "--records", str(a.records), "--seed", str(a.seed)]
+                   + (["--layout", "parts", "--part-digits", "2"] if a.layout == "parts" else []), check=True)
     location = ["--shared", shared, "--state", state]
     env = {"PATH": "/usr/bin:/bin", "HOME": work, "LANG": "C.UTF-8"}
     command = [syncd] + location + ["--device", "bench", "--log-level", "info"] + (["--settle-ms", str(a.settle_ms)] if a.settle_ms is not None else [])
     log = open(os.path.join(work, "syncd.log"), "w")
     started = time.perf_counter()
     daemon = subprocess.Popen(command, stderr=log, stdout=log, env=env)
-    own = os.path.join(shared, "bench.json")
     try:
-        while not os.path.exists(own):
+        while own_file(shared) is None:
             if daemon.poll() is not None:
                 raise SystemExit(f"syncd exited with {daemon.returncode}; see {work}/syncd.log")
             time.sleep(0.001)
@@ -115,17 +134,29 @@ def main():
         wait_idle(daemon.pid)
 
         # Records every peer holds in the same plain version: an edit of one by device-0 wins everywhere.
-        docs = [json.load(open(os.path.join(shared, f"device-{i}.json"), encoding="utf-8")) for i in range(3)]
-        maps = [{r["id"]: r for r in d["records"]} for d in docs]
-        peer = docs[0]
-        index = {r["id"]: n for n, r in enumerate(peer["records"])}
-        plain = [rid for rid, r in maps[0].items()
-                 if not r.get("deleted") and "versionVector" in r and maps[1].get(rid) == r and maps[2].get(rid) == r]
-        ids = rng.sample(plain, min(a.edits, len(plain)))
+        # With parts, only the parts of a sample of prefixes are loaded (3 x 1,000,000 records
+        # would not fit in Python's memory), and each edit rewrites device-0's part of its prefix.
+        def load(device, prefix):
+            name = f"{device}.json" if prefix is None else f"{device}.{prefix}.json"
+            return json.load(open(os.path.join(shared, name), encoding="utf-8"))
+        prefixes = [None] if a.layout == "file" else rng.sample([f"{n:02X}" for n in range(256)], min(a.edits, 256))
+        peers = {}  # prefix -> device-0's document of that prefix
+        candidates = []
+        for prefix in prefixes:
+            docs = [load(f"device-{i}", prefix) for i in range(3)]
+            maps = [{r["id"]: r for r in d["records"]} for d in docs]
+            peers[prefix] = docs[0]
+            candidates += [(prefix, rid) for rid, r in maps[0].items()
+                           if not r.get("deleted") and "versionVector" in r and maps[1].get(rid) == r and maps[2].get(rid) == r]
+        chosen = rng.sample(candidates, min(a.edits, len(candidates)))
+        ids = [rid for _, rid in chosen]
         store = sqlite3.connect(f"file:{state}/store.sqlite?mode=ro", uri=True)
         file_latency, store_latency = [], []
         for n, rid in enumerate(ids):
             marker = f"bench-{n}-{uuid.uuid4().hex[:8]}"
+            prefix = chosen[n][0]
+            peer = peers[prefix]
+            index = {r["id"]: i for i, r in enumerate(peer["records"])}
             record = dict(peer["records"][index[rid]])
             vector = dict(record["versionVector"])
             vector["device-0"] = vector.get("device-0", 0) + 1
@@ -134,14 +165,16 @@ def main():
             peer["records"][index[rid]] = record
             peer["generation"] += 1
             data = json.dumps(peer, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-            temporary = os.path.join(shared, ".device-0.json.bench.tmp")
+            name = "device-0.json" if prefix is None else f"device-0.{prefix}.json"
+            temporary = os.path.join(shared, f".{name}.bench.tmp")
             with open(temporary, "wb") as f:
                 f.write(data)
                 f.flush()
                 os.fsync(f.fileno())
+            own = own_file(shared, rid)
             generation = generation_of(own)
             seen = os.stat(own)
-            os.rename(temporary, os.path.join(shared, "device-0.json"))
+            os.rename(temporary, os.path.join(shared, name))
             t0 = time.perf_counter()
             at_store = at_file = None
             probe = marker.encode()
@@ -183,7 +216,7 @@ def main():
             time.sleep(a.idle)
             idle_cpu = (cpu_ticks(daemon.pid) - before) / TICK
         result = {
-            "records": a.records, "edits": len(ids), "settle_ms": a.settle_ms if a.settle_ms is not None else "default (200)",
+            "records": a.records, "layout": a.layout, "edits": len(ids), "settle_ms": a.settle_ms if a.settle_ms is not None else "default (200)",
             "first_merge_s": round(first_merge, 3),
             "file_ms": {"median": round(percentile(file_latency, 50), 1), "p99": round(percentile(file_latency, 99), 1),
                         "min": round(min(file_latency), 1), "max": round(max(file_latency), 1)},
