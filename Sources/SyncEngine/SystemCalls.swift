@@ -298,22 +298,9 @@ enum SystemCalls {
         return entries
     }
 
+    /// The names in a directory, but `.` and `..`, in the order `readdir(3)` gives them.
     static func directoryEntries(_ path: String) throws(SystemCallError) -> [String] {
-        guard let directory = opendir(path) else { throw SystemCallError(call: "opendir", subject: path, errno: errno) }
-        defer { closedir(directory) }
-        var names: [String] = []
-        while true {
-            errno = 0
-            guard let entry = readdir(directory) else {
-                if errno != 0 { throw SystemCallError(call: "readdir", subject: path, errno: errno) }
-                break
-            }
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { buffer in
-                String(decoding: buffer.prefix(while: { $0 != 0 }), as: UTF8.self)
-            }
-            if name != "." && name != ".." { names.append(name) }
-        }
-        return names
+        try directoryListing(path, wantsStatus: { _ in false }).map(\.name)
     }
 
     /// `realpath(3)`: the absolute path with every link resolved.
