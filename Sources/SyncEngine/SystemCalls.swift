@@ -298,11 +298,6 @@ enum SystemCalls {
         return entries
     }
 
-    /// The names in a directory, but `.` and `..`, in the order `readdir(3)` gives them.
-    static func directoryEntries(_ path: String) throws(SystemCallError) -> [String] {
-        try directoryListing(path, wantsStatus: { _ in false }).map(\.name)
-    }
-
     /// `realpath(3)`: the absolute path with every link resolved.
     static func resolvedPath(_ path: String) throws(SystemCallError) -> String {
         guard let resolved = realpath(path, nil) else {
