@@ -63,6 +63,8 @@ extension SyncDevice {
             $0.groups = plan.groups.count
         }
         let storeIsEmpty = try store.reading { try $0.isEmpty() }
+        // What the changed whole snapshots held when they last merged: those elements are skipped.
+        let merged = rereadAll || storeIsEmpty ? [] : try mergedElements(of: scan.changed)
         let reader = SourceReader(
             folder: folder, device: device, maxFileSize: settings.maxFileSize, schemas: schemas, now: now,
             clockSkewMargin: settings.safety.clockSkewMargin, trust: try trustList(reading: scan.changed),
@@ -85,7 +87,7 @@ extension SyncDevice {
             GroupRead(
                 index, plan: plan, reader: reader, spanning: spanning, mergeAlone: storeIsEmpty,
                 mergeLimit: self.settings.recordMergeLimit, heldBack: heldBack,
-                held: { prefix in storeIsEmpty ? [] : (try? self.heldDigests(in: prefix)) ?? [] })
+                held: { prefix in storeIsEmpty ? [] : (try? self.heldDigests(in: prefix)) ?? [] }, merged: merged)
         }
         defer { groups.finish() }
         // Merge and store, in one transaction.
@@ -163,6 +165,15 @@ extension SyncDevice {
                     heldBack: held, trustActive: reader.trust.isActive, session: session, now: now, into: &findings)
             }
             for row in findings.rows where row != findings.previousRows[row.name] { try session.save(row) }
+            for (name, digests) in findings.mergedElements {
+                var bytes: [UInt8] = []
+                bytes.reserveCapacity(digests.count * 16)
+                for digest in digests {
+                    withUnsafeBytes(of: digest.high) { bytes += $0 }
+                    withUnsafeBytes(of: digest.low) { bytes += $0 }
+                }
+                try session.saveMergedElements(bytes, of: name)
+            }
             try session.markAbsent(except: findings.presentNames, known: Array(scan.known.values))
             let edited = try edit?(session, now)
             findings.report.conflicts = try session.recordsInConflict()
@@ -231,6 +242,26 @@ extension SyncDevice {
             highest = max(highest, top.generation)
         }
         return highest + 1
+    }
+
+    /// The digests of the elements that the whole snapshots among `files` held when they last
+    /// merged (``SourceTally/mergedElements``): a foreign writer's file, whose elements are not
+    /// this device's lines, then costs what changed in it, not what it holds.
+    private func mergedElements(of files: [ReadingPlan.File]) throws -> Set<ElementDigest> {
+        let names = files.map(\.name).filter { ReadingPlan.suggestedPart($0) == nil }
+        guard !names.isEmpty else { return [] }
+        var digests = Set<ElementDigest>()
+        try store.reading { session in
+            for name in names {
+                try session.forEachMergedElement(of: name) { raw in
+                    digests.insert(
+                        ElementDigest(
+                            high: raw.loadUnaligned(fromByteOffset: 0, as: UInt64.self),
+                            low: raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self)))
+                }
+            }
+        }
+        return digests
     }
 
     /// The digests of the lines the store holds under `prefix`: a group's records that its files

@@ -216,7 +216,7 @@ struct GroupRead: Sendable {
     init(
         _ index: Int, plan: ReadingPlan, reader: SourceReader, spanning: SpanningSources, mergeAlone: Bool,
         mergeLimit: RecordMergeLimit,
-        heldBack: [String: String], held: (PartPrefix) -> Set<ElementDigest>
+        heldBack: [String: String], held: (PartPrefix) -> Set<ElementDigest>, merged: Set<ElementDigest> = []
     ) {
         let group = plan.groups[index]
         // A first merge reads once what several devices' parts hold alike, by id; any other pass
@@ -241,7 +241,8 @@ struct GroupRead: Sendable {
         }
         var digests = Set<ElementDigest>()
         for range in group.heldRanges { digests.formUnion(held(range)) }
-        let all = reader.readGroup(SourceReader.Group(elements: elements, versions: versions), of: files, held: digests)
+        let all = reader.readGroup(
+            SourceReader.Group(elements: elements, versions: versions), of: files, held: digests, merged: merged)
         self.spanning = Array(all[..<spanning.files.count])
         tallies = Array(all[spanning.files.count...])
         for (position, source) in sources.enumerated() {

@@ -104,6 +104,11 @@ struct SourceTally: Sendable {
     var futureDates: FutureDates
     /// Whether a record element is not valid JSON: the whole file is not merged.
     var isInvalidJSON = false
+    /// For a whole snapshot: the digests of its elements whose every version was taken (or that
+    /// were known merged and skipped), kept by the store once the file merges
+    /// (``StoreSession/saveMergedElements(_:of:)``), so that its next change reads only the
+    /// elements that differ.
+    var mergedElements: [ElementDigest] = []
 
     init(now: Timestamp, margin: Int64) {
         futureDates = FutureDates(now: now, margin: margin)
@@ -116,6 +121,7 @@ struct SourceTally: Sendable {
         newerSchemas += other.newerSchemas
         futureDates.add(other.futureDates)
         isInvalidJSON = isInvalidJSON || other.isInvalidJSON
+        mergedElements += other.mergedElements
     }
 }
 
@@ -224,13 +230,21 @@ struct SourceReader: Sendable {
 
     /// Reads the records of `group` from `files`: digests, skips, shares, parses, and checks them.
     ///
-    /// - Parameter held: digests of the lines the store holds for these records; elements with
-    ///   one are skipped.
+    /// - Parameters:
+    ///   - held: digests of the lines the store holds for these records; elements with one are
+    ///     skipped.
+    ///   - merged: digests of elements whole snapshots held when they last merged
+    ///     (``SourceTally/mergedElements``); elements with one are skipped too: their versions
+    ///     are in the store already.
     /// - Returns: one tally per file (by index).
-    func readGroup(_ group: Group, of files: [OpenedSource], held: Set<ElementDigest>) -> [SourceTally] {
+    func readGroup(
+        _ group: Group, of files: [OpenedSource], held: Set<ElementDigest>, merged: Set<ElementDigest> = []
+    ) -> [SourceTally] {
         var tallies = files.map { _ in SourceTally(now: now, margin: clockSkewMargin) }
         // Per file, per element of the group: -1 skipped, else the index of its reading in `toParse`.
-        let (plans, toParse) = held.isEmpty ? planByID(group, of: files) : planByDigest(group, of: files, held: held)
+        let (plans, toParse, digests) =
+            held.isEmpty && merged.isEmpty
+            ? planByID(group, of: files) : planByDigest(group, of: files, held: held, merged: merged)
         var buffers = ParserBuffers()
         let bytesOf = files.map(ElementBytes.init)
         let parsed = toParse.map { item -> ElementReading in
@@ -240,13 +254,29 @@ struct SourceReader: Sendable {
         }
         for (fileIndex, elements) in group.elements.enumerated() where !elements.isEmpty {
             guard let part = files[fileIndex].header?.part else { continue }
-            for (element, plan) in zip(elements, plans[fileIndex]) where plan >= 0 {
+            // A whole snapshot keeps the digests of the elements it merged (parts need not: a
+            // peer's part holds the store's own lines, which `held` has).
+            let keepsMerged = part == .whole
+            for (position, (element, plan)) in zip(elements, plans[fileIndex]).enumerated() {
+                let digest = { digests?[fileIndex][position] ?? ElementDigest(of: bytesOf[fileIndex][element]) }
+                guard plan >= 0 else {
+                    if keepsMerged { tallies[fileIndex].mergedElements.append(digest()) }
+                    continue
+                }
                 let reading = parsed[plan]
                 guard reading.isValidJSON else {
                     tallies[fileIndex].isInvalidJSON = true
                     break
                 }
+                let before = (tallies[fileIndex].versions.count, tallies[fileIndex].problems.count)
                 take(reading.versions, problems: reading.problems, at: element, part: part, into: &tallies[fileIndex])
+                // Merged only when every version was taken: one rejected, or not fitting its
+                // schema, is read again (and reported) when the file next changes.
+                if keepsMerged, tallies[fileIndex].problems.count == before.1,
+                    tallies[fileIndex].versions.count == before.0 + reading.versions.count
+                {
+                    tallies[fileIndex].mergedElements.append(digest())
+                }
             }
         }
         for (fileIndex, versions) in group.versions.enumerated() {
@@ -255,7 +285,9 @@ struct SourceReader: Sendable {
         return tallies
     }
 
-    typealias ReadingPlan = (plans: [[Int]], toParse: [(file: Int, element: Int)])
+    /// Per file, per element: -1 skipped, else its reading's index in `toParse`; and the elements'
+    /// digests when they were computed.
+    typealias ReadingPlan = (plans: [[Int]], toParse: [(file: Int, element: Int)], digests: [[ElementDigest]]?)
 
     /// Which elements to parse when the store holds none of them: the first of the elements of
     /// one id that hold the same bytes (compared, not hashed: most records are the same version,
@@ -298,7 +330,7 @@ struct SourceReader: Sendable {
             }
             start = end
         }
-        return withExtendedLifetime(files) { (plans, toParse) }
+        return withExtendedLifetime(files) { (plans, toParse, nil) }
     }
 
     private static func equal(_ lhs: UnsafeRawBufferPointer, _ rhs: UnsafeRawBufferPointer) -> Bool {
@@ -306,18 +338,24 @@ struct SourceReader: Sendable {
     }
 
     /// Which elements to parse when the store holds lines for some: by digest, skipping those
-    /// whose digest is a held line's, sharing the reading of equal bytes.
-    private func planByDigest(_ group: Group, of files: [OpenedSource], held: Set<ElementDigest>) -> ReadingPlan {
+    /// whose digest is a held line's or an element merged before, sharing the reading of equal
+    /// bytes.
+    private func planByDigest(
+        _ group: Group, of files: [OpenedSource], held: Set<ElementDigest>, merged: Set<ElementDigest>
+    ) -> ReadingPlan {
         var plans: [[Int]] = group.elements.map { _ in [] }
+        var digests: [[ElementDigest]] = group.elements.map { _ in [] }
         var toParse: [(file: Int, element: Int)] = []
         var firstHolder: [ElementDigest: Int] = [:]
         let bytesOf = files.map(ElementBytes.init)
         for (fileIndex, elements) in group.elements.enumerated() where !elements.isEmpty {
             guard case .split = files[fileIndex].content else { continue }
             plans[fileIndex].reserveCapacity(elements.count)
+            digests[fileIndex].reserveCapacity(elements.count)
             for element in elements {
                 let digest = ElementDigest(of: bytesOf[fileIndex][element])
-                if held.contains(digest) {
+                digests[fileIndex].append(digest)
+                if held.contains(digest) || merged.contains(digest) {
                     plans[fileIndex].append(-1)
                 } else if let parsed = firstHolder[digest] {
                     plans[fileIndex].append(parsed)
@@ -328,7 +366,7 @@ struct SourceReader: Sendable {
                 }
             }
         }
-        return withExtendedLifetime(files) { (plans, toParse) }
+        return withExtendedLifetime(files) { (plans, toParse, digests) }
     }
 
     /// Takes an element's versions into a file's tally: those of a record outside the file's

@@ -14,6 +14,9 @@ struct FolderFindings {
     var presentNames: Set<String> = []
     /// This device's own files (by part) that this pass read cleanly.
     var ownReads: [PartPrefix: OwnFileRead] = [:]
+    /// The whole snapshots merged by the pass, with the digests of their elements that merged
+    /// (the store keeps them: ``StoreSession/saveMergedElements(_:of:)``).
+    var mergedElements: [(name: String, digests: [ElementDigest])] = []
     /// Live records in the store before this pass (for the mass-deletion valve), read when first needed.
     var liveRecords: Int?
 }
@@ -133,6 +136,7 @@ extension SyncDevice {
             logger.warning("source held back", metadata: ["source.name": "\(name)", "reason": "\(heldBack)"])
             return
         }
+        if reading.part == .whole { findings.mergedElements.append((name, tally.mergedElements)) }
         row.lastProblem = problems.isEmpty ? nil : "\(problems.count) record(s) rejected, first: \(problems[0])"
         if !tally.schemaProblems.isEmpty {
             let note =

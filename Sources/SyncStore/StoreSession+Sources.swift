@@ -1,3 +1,4 @@
+import Foundation
 import GRDB
 import GRDBSQLite
 
@@ -61,6 +62,35 @@ extension StoreSession {
             var absent = source
             absent.present = false
             try absent.update(db)
+            try db.execute(sql: "DELETE FROM mergedElement WHERE source = ?", arguments: [source.name])
+        }
+    }
+
+    /// Keeps the digests (16 bytes each, one after another) of the record elements of the whole
+    /// snapshot `name` whose versions all merged at this read; none removes them.
+    public func saveMergedElements(_ digests: [UInt8], of name: String) throws {
+        if digests.isEmpty {
+            try db.execute(sql: "DELETE FROM mergedElement WHERE source = ?", arguments: [name])
+        } else {
+            try db.execute(
+                sql: "INSERT OR REPLACE INTO mergedElement (source, digests) VALUES (?, ?)",
+                arguments: [name, Data(digests)])
+        }
+    }
+
+    /// Calls `body` with each digest ``saveMergedElements(_:of:)`` kept for `name`.
+    public func forEachMergedElement(of name: String, _ body: (UnsafeRawBufferPointer) throws -> Void) throws {
+        let statement = try db.cachedStatement(sql: "SELECT digests FROM mergedElement WHERE source = ?")
+        statement.setUncheckedArguments([name])
+        try withRawRows(statement) { row in
+            let count = Int(sqlite3_column_bytes(row, 0))
+            guard let blob = sqlite3_column_blob(row, 0) else { return }
+            let bytes = UnsafeRawBufferPointer(start: blob, count: count)
+            var offset = 0
+            while offset + 16 <= count {
+                try body(UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + 16]))
+                offset += 16
+            }
         }
     }
 

@@ -222,6 +222,15 @@ extension SyncStore {
                 table.add(column: "problemKind", .text)
             }
         }
+        migrator.registerMigration("v10: merged elements of whole snapshots") { db in
+            // For each whole-snapshot file (a format 1 `<device>.json`, any file not in parts), the
+            // digests of its record elements whose versions all merged at its last read, 16 bytes
+            // each. When the file changes, those elements are known merged and not read again: a
+            // writer whose elements are not this device's lines (another tool's key order or
+            // spacing) then costs what it changed, not what it holds. Parts need none: a peer's
+            // part holds the store's own lines, found by their digests in `record`.
+            try db.execute(sql: "CREATE TABLE mergedElement (source TEXT NOT NULL PRIMARY KEY, digests BLOB NOT NULL)")
+        }
         return migrator
     }
 }

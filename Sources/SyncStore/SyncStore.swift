@@ -225,6 +225,10 @@ public final class SyncStore: Sendable {
 
     /// The names of the migrations applied to this database, oldest first.
     public func appliedMigrations() throws -> [String] {
-        try writer.read { db in try Self.migrator.appliedIdentifiers(db).sorted() }
+        // In the order they were registered ("v10" sorts before "v2" as text).
+        try writer.read { db in
+            let applied = try Self.migrator.appliedIdentifiers(db)
+            return Self.migrator.migrations.filter { applied.contains($0) }
+        }
     }
 }

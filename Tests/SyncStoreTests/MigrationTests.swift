@@ -17,6 +17,7 @@ struct MigrationTests {
                 "v3: each record's published line", "v4: publications adopted from another writer",
                 "v5: one row per record, digests of each source's records", "v6: each record's line digest",
                 "v7: no index on record type", "v8: format 2 parts", "v9: trusted keys",
+                "v10: merged elements of whole snapshots",
             ])
     }
 
@@ -48,7 +49,7 @@ struct MigrationTests {
         let store = try SyncStore(path: path)
 
         // Then it is migrated and every row is there, unchanged
-        #expect(try store.appliedMigrations().count == 9)
+        #expect(try store.appliedMigrations().count == 10)
         try store.reading { session in
             #expect(try session.owner() == DeviceID("laptop"))
             #expect(try session.record(record.id) == record)
@@ -243,6 +244,43 @@ struct MigrationTests {
             let source = try #require(try session.source(named: "phone.json"))
             #expect(source.device == "phone" && source.inode == 2 && !source.isUntrusted)
             #expect(try session.trustedKeys().isEmpty)
+        }
+    }
+
+    @Test("v10 keeps what a v9 database holds; the merged elements of a whole snapshot are kept, replaced, and forgotten with the file")
+    func v9ToV10() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.path("store.sqlite")
+        do {
+            let old = try SyncStore(path: path, upTo: "v9: trusted keys")
+            try old.transaction { session in
+                var source = StoredSource(
+                    name: "phone.json", fileSystemDevice: 1, inode: 2, size: 3, modifiedNanos: 4, changedNanos: 5, lastSeenAt: 6)
+                source.device = "phone"
+                try session.save(source)
+            }
+        }
+        let store = try SyncStore(path: path)
+        let first = (0..<32).map { UInt8($0) }
+        try store.transaction { session in
+            #expect(try session.source(named: "phone.json")?.device == "phone")
+            var seen: [[UInt8]] = []
+            try session.forEachMergedElement(of: "phone.json") { seen.append(Array($0)) }
+            #expect(seen.isEmpty)
+            try session.saveMergedElements(first, of: "phone.json")
+            try session.forEachMergedElement(of: "phone.json") { seen.append(Array($0)) }
+            #expect(seen == [Array(first[0..<16]), Array(first[16..<32])])
+            // Saved again: replaced, not added to
+            try session.saveMergedElements(Array(first[16..<32]), of: "phone.json")
+            seen = []
+            try session.forEachMergedElement(of: "phone.json") { seen.append(Array($0)) }
+            #expect(seen == [Array(first[16..<32])])
+            // The file gone from the folder: forgotten
+            try session.markAbsent(except: [])
+            seen = []
+            try session.forEachMergedElement(of: "phone.json") { seen.append(Array($0)) }
+            #expect(seen.isEmpty)
         }
     }
 

@@ -1,0 +1,61 @@
+import Foundation
+@testable import SnapshotFormat
+@testable import SyncEngine
+import Testing
+
+/// A whole snapshot written by another tool: its record elements are not this device's lines
+/// (keys in another order, spaces), so the store's line digests cannot tell which of them are
+/// merged already. The store keeps the digests of the elements each such file merged, so that
+/// its next change reads only the elements that differ (store v10).
+@Suite("another tool's whole snapshot: a change reads what changed")
+struct ForeignWriterTests {
+    /// A record as another tool might write it: keys in reverse order, spaces after separators.
+    static func element(_ n: Int, edit: Int = 1) -> String {
+        """
+            { "versionVector": { "tool": \(edit) }, "type": "Item", "modifiedBy": "tool", \
+            "lastModified": "2026-01-01T00:00:\(String(format: "%02d", edit % 60)).000Z", "id": "\(id(n))", \
+            "fields": { "z": \(n), "note": "record \(n), edit \(edit), ünïcode" } }
+            """
+    }
+
+    /// tool.json: `count` records, the one at `changed` (if any) edited a second time, and one
+    /// record the contract rejects (its date is not a date).
+    static func file(count: Int, generation: Int64, changed: Int? = nil) -> String {
+        var records = (0..<count).map { element($0, edit: $0 == changed ? 2 : 1) }
+        records.append(#"{ "lastModified": "yesterday", "id": "FFFFFFFF-0000-4000-8000-000000000001", "type": "Item" }"#)
+        return Wire.snapshotText("tool", generation: generation, records: records)
+    }
+
+    @Test(
+        "a one-record change reads that record alone; a rejected record is still read and reported; rereading reads all",
+        arguments: [300, 24_000])  // one group, and over 8 MB: read first and divided among groups
+    func changeReadsWhatChanged(count: Int) throws {
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        try sandbox.write("tool.json", Self.file(count: count, generation: 1))
+        let desk = try sandbox.device("desk")
+
+        let cold = try desk.merge()
+        #expect(cold.added == count)
+        #expect(cold.source("tool.json")?.rejectedRecords.count == 1)
+        #expect(desk.progress.current.versions == count)
+
+        try sandbox.write("tool.json", Self.file(count: count, generation: 2, changed: count / 2))
+        let incremental = try desk.merge()
+        #expect(incremental.changed == 1 && incremental.added == 0)
+        // Only the changed record was read (the rejected one is read again too, and yields no version)
+        #expect(desk.progress.current.versions == 1)
+        #expect(incremental.source("tool.json")?.status == .merged)
+        #expect(incremental.source("tool.json")?.rejectedRecords.count == 1)
+        let held = try #require(try desk.store.reading { try $0.record(RecordID(Self.id(count / 2))!) })
+        #expect(held.version.fields["note"] == .string("record \(count / 2), edit 2, ünïcode"))
+
+        // Reading everything again (as a change of trusted keys asks) reads every record
+        _ = try desk.merge(rereadAll: true)
+        #expect(desk.progress.current.versions == count)
+    }
+
+    static func id(_ n: Int) -> String {
+        String(format: "%08X-0000-4000-8000-%012d", UInt32(truncatingIfNeeded: UInt64(n + 1) &* 2_654_435_761), n)
+    }
+}
