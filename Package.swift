@@ -128,7 +128,7 @@ let package = Package(
             name: "SnapshotModelsTests",
             dependencies: ["SnapshotModels", "SnapshotFormat", "SnapshotMerge", "SyncStore", "SyncEngine", "TestSupport"]),
         // systemd-analyze verify and security on the units in systemd/.
-        .testTarget(name: "SystemdUnitTests"),
+        .testTarget(name: "SystemdUnitTests", dependencies: ["TestSupport"]),
         // Runs two real Syncthing instances on 127.0.0.1, one real syncd per side (docs/syncthing-testing.md).
         .testTarget(name: "SyncthingTests", dependencies: ["TestSupport"]),
         // Runs real syncd processes against real folders, inotify and notify sockets.

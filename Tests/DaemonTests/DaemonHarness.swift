@@ -137,7 +137,7 @@ struct Launched {
         let deadline = Date().addingTimeInterval(timeout)
         while process.isRunning && Date() < deadline { usleep(5_000) }
         guard !process.isRunning else { return nil }
-        process.waitUntilExit()
+        process.waitUntilReaped()
         return process.terminationStatus
     }
 
@@ -158,7 +158,7 @@ struct Launched {
         if grace > 0 { _ = kill(pid, SIGTERM) }
         if let status = exitStatus(within: grace) { return status }
         _ = kill(pid, SIGKILL)
-        process.waitUntilExit()
+        process.waitUntilReaped()
         return process.terminationStatus
     }
 }

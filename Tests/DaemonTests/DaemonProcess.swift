@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import SnapshotFormat
 import Testing
 
@@ -57,7 +58,7 @@ final class Daemon: @unchecked Sendable {
     /// SIGKILL by PID, and reaped.
     func kill9() {
         launched.signal(SIGKILL)
-        launched.process.waitUntilExit()
+        launched.process.waitUntilReaped()
         notify.close()
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @Suite("syncctl's progress line")
@@ -31,7 +32,7 @@ struct ProgressTests {
         process.standardInput = FileHandle.nullDevice
         try process.run()
         let bytes = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
+        process.waitUntilReaped()
         let text = String(decoding: bytes, as: UTF8.self)
         #expect(process.terminationStatus == 0, "\(text)")
         #expect(text.contains("syncctl: read 3 file(s)"), "\(text)")  // its own, phone's and tablet's

@@ -119,10 +119,10 @@ struct Started {
         while process.isRunning && Date() < deadline { usleep(5_000) }
         if process.isRunning {
             _ = Glibc.kill(pid, SIGKILL)
-            process.waitUntilExit()
+            process.waitUntilReaped()
             throw HarnessError("syncctl \(process.arguments ?? []) did not finish within \(timeout) s; killed PID \(pid)")
         }
-        process.waitUntilExit()
+        process.waitUntilReaped()
         return Run(
             status: process.terminationStatus,
             stdout: (try? String(contentsOfFile: stdoutPath, encoding: .utf8)) ?? "",
@@ -132,7 +132,7 @@ struct Started {
     /// Sends SIGKILL to this process by PID and reaps it.
     func kill() {
         if process.isRunning { _ = Glibc.kill(pid, SIGKILL) }
-        process.waitUntilExit()
+        process.waitUntilReaped()
     }
 }
 

@@ -64,7 +64,7 @@ enum FuzzScript {
         process.standardOutput = handle
         process.standardError = handle
         try process.run()
-        process.waitUntilExit()
+        process.waitUntilReaped()
         try handle.close()
         let output = (try? String(contentsOf: log, encoding: .utf8)) ?? "(no output)"
         return Run(status: process.terminationStatus, output: output)

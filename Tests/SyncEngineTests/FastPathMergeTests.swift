@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 @testable import SnapshotFormat
 import SnapshotMerge
 @testable import SyncEngine
@@ -138,7 +139,7 @@ struct FastPathMergeTests {
         process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
         process.arguments = [script, folder, "--devices", "3", "--records", "\(records)", "--seed", "3"]
         try process.run()
-        process.waitUntilExit()
+        process.waitUntilReaped()
         try #require(process.terminationStatus == 0, "bench/generate.py failed")
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Logging
 import SnapshotFormat
 import SyncEngine
@@ -87,7 +88,7 @@ struct TinyFileSystem {
         process.executableURL = URL(fileURLWithPath: tool)
         process.arguments = arguments
         try process.run()
-        process.waitUntilExit()
+        process.waitUntilReaped()
         guard process.terminationStatus == 0 else {
             throw CocoaError(.fileWriteUnknown, userInfo: [NSLocalizedDescriptionKey: "\(tool) \(arguments) failed"])
         }

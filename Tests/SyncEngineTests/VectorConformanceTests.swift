@@ -33,7 +33,7 @@ struct VectorConformanceTests {
         copy.executableURL = URL(fileURLWithPath: "/bin/cp")
         copy.arguments = ["-a", folder.appendingPathComponent("input").path, sandbox.shared]
         try copy.run()
-        copy.waitUntilExit()
+        copy.waitUntilReaped()
         try #require(copy.terminationStatus == 0)
 
         // When a new device merges it

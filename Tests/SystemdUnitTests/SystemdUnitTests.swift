@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 // Checks the systemd units in systemd/ with the real `systemd-analyze` (systemd need not be PID 1):
@@ -90,7 +91,7 @@ private func run(_ executable: String, _ arguments: [String], environment extra:
     process.standardOutput = out
     process.standardError = err
     try process.run()
-    process.waitUntilExit()
+    process.waitUntilReaped()
     try out.close()
     try err.close()
     return Run(

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 
 #if canImport(Glibc)
     import Glibc
@@ -48,7 +49,7 @@ final class ChildProcess: @unchecked Sendable {
         let deadline = Date().addingTimeInterval(timeout)
         while process.isRunning && Date() < deadline { try? await Task.sleep(for: .milliseconds(5)) }
         guard !process.isRunning else { return nil }
-        process.waitUntilExit()
+        process.waitUntilReaped()
         return process.terminationStatus
     }
 
@@ -75,7 +76,7 @@ final class ChildProcess: @unchecked Sendable {
             while process.isRunning && Date() < deadline { usleep(5_000) }
         }
         if process.isRunning { _ = kill(pid, SIGKILL) }
-        process.waitUntilExit()
+        process.waitUntilReaped()
         return process.terminationStatus
     }
 }
