@@ -137,6 +137,6 @@ let package = Package(
         // Builds the libFuzzer targets of fuzz/ with scripts/fuzz.sh and runs each briefly (docs/fuzzing.md).
         .testTarget(name: "FuzzSmokeTests", dependencies: ["TestSupport"]),
         // Inspects, installs into a throwaway root and lints the Debian package `make deb` built (docs/packaging.md).
-        .testTarget(name: "PackageTests"),
+        .testTarget(name: "PackageTests", dependencies: ["TestSupport"]),
     ]
 )

@@ -14,7 +14,8 @@ public final class DaemonLock {
             let holder =
                 (try? SystemCalls.readAll(descriptor, expectedSize: 16, path: path))
                 .map { String(decoding: $0, as: UTF8.self).trimmingSpaces } ?? ""
-            SystemCalls.close(descriptor)
+            // No close here: an initializer that throws once every property is set still runs
+            // deinit, which closes the descriptor (closing it twice could close another file's).
             throw EngineError.daemonRunning(pid: holder, stateDirectory: stateDirectory)
         }
         try SystemCalls.overwrite(descriptor, with: "\(SystemCalls.processID)\n", path: path)

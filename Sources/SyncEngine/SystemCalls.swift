@@ -264,10 +264,12 @@ enum SystemCalls {
         }
     }
 
-    /// The names in a directory (not `.` and `..`), as raw bytes decoded leniently.
-    /// Every entry of a directory but `.` and `..`, each with its status (`fstatat(2)` with
-    /// `AT_SYMLINK_NOFOLLOW`, relative to the open directory: no path is looked up again) when
-    /// `wantsStatus` says so; nil for an entry that vanished meanwhile.
+    /// Where `d_name` is in a `dirent`.
+    private static let nameOffset = MemoryLayout<dirent>.offset(of: \dirent.d_name)!
+
+    /// Every entry of a directory but `.` and `..` (names decoded leniently), each with its status
+    /// (`fstatat(2)` with `AT_SYMLINK_NOFOLLOW`, relative to the open directory: no path is looked
+    /// up again) when `wantsStatus` says so; nil for an entry that vanished meanwhile.
     static func directoryListing(_ path: String, wantsStatus: (String) -> Bool) throws(SystemCallError)
         -> [(name: String, status: FileStatus?)]
     {
@@ -281,18 +283,17 @@ enum SystemCalls {
                 if errno != 0 { throw SystemCallError(call: "readdir", subject: path, errno: errno) }
                 break
             }
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { buffer in
-                String(decoding: buffer.prefix(while: { $0 != 0 }), as: UTF8.self)
-            }
+            // The name is read where readdir(3) put it: an entry is only d_reclen bytes long, so
+            // copying a whole `dirent` (its 256-byte d_name) can read past the end of the buffer.
+            let namePointer = UnsafeRawPointer(entry).advanced(by: Self.nameOffset).assumingMemoryBound(to: CChar.self)
+            let name = String(cString: namePointer)
             guard name != "." && name != ".." else { continue }
             guard wantsStatus(name) else {
                 entries.append((name, nil))
                 continue
             }
             var raw = stat()
-            let found = withUnsafeBytes(of: entry.pointee.d_name) { buffer in
-                fstatat(descriptor, buffer.baseAddress!.assumingMemoryBound(to: CChar.self), &raw, AT_SYMLINK_NOFOLLOW) == 0
-            }
+            let found = fstatat(descriptor, namePointer, &raw, AT_SYMLINK_NOFOLLOW) == 0
             entries.append((name, found ? FileStatus(raw) : nil))
         }
         return entries

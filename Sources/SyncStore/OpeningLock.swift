@@ -26,9 +26,9 @@ struct OpeningLock: ~Copyable {
         }
         while flock(descriptor, LOCK_EX) != 0 {
             guard errno == EINTR else {
-                let code = errno
-                close(descriptor)
-                throw StoreOpeningError(path: path, errno: code)
+                // deinit closes the descriptor: it runs when an initializer throws after every
+                // property is set (closing it here too could close another file's).
+                throw StoreOpeningError(path: path, errno: errno)
             }
         }
     }

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 
 /// A program run to its end, its output captured in files (no pipe can fill up).
 struct Command: Sendable {
@@ -30,7 +31,7 @@ struct Command: Sendable {
         process.standardOutput = out
         process.standardError = err
         try process.run()
-        process.waitUntilExit()
+        process.waitUntilReaped()
         try out.close()
         try err.close()
         return Command(
