@@ -168,10 +168,7 @@ extension SyncDevice {
             for (name, digests) in findings.mergedElements {
                 var bytes: [UInt8] = []
                 bytes.reserveCapacity(digests.count * 16)
-                for digest in digests {
-                    withUnsafeBytes(of: digest.high) { bytes += $0 }
-                    withUnsafeBytes(of: digest.low) { bytes += $0 }
-                }
+                for digest in digests { digest.appendStored(to: &bytes) }
                 try session.saveMergedElements(bytes, of: name)
             }
             try session.markAbsent(except: findings.presentNames, known: Array(scan.known.values))
@@ -253,12 +250,7 @@ extension SyncDevice {
         var digests = Set<ElementDigest>()
         try store.reading { session in
             for name in names {
-                try session.forEachMergedElement(of: name) { raw in
-                    digests.insert(
-                        ElementDigest(
-                            high: raw.loadUnaligned(fromByteOffset: 0, as: UInt64.self),
-                            low: raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self)))
-                }
+                try session.forEachMergedElement(of: name) { digests.insert(ElementDigest(stored: $0)) }
             }
         }
         return digests
@@ -269,12 +261,7 @@ extension SyncDevice {
     func heldDigests(in prefix: PartPrefix) throws -> Set<ElementDigest> {
         var digests = Set<ElementDigest>()
         try store.reading { session in
-            try session.forEachLineDigest(in: prefix) { raw in
-                digests.insert(
-                    ElementDigest(
-                        high: raw.loadUnaligned(fromByteOffset: 0, as: UInt64.self),
-                        low: raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self)))
-            }
+            try session.forEachLineDigest(in: prefix) { digests.insert(ElementDigest(stored: $0)) }
         }
         return digests
     }

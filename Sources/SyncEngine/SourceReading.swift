@@ -85,6 +85,17 @@ struct ElementDigest: Hashable, Sendable {
         }
     }
 
+    /// A digest as the store keeps it: 16 bytes (a line's digest, or a merged element's).
+    init(stored bytes: UnsafeRawBufferPointer) {
+        high = bytes.loadUnaligned(fromByteOffset: 0, as: UInt64.self)
+        low = bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self)
+    }
+
+    /// Appends its 16 bytes as the store keeps them (``init(stored:)`` reads them back).
+    func appendStored(to bytes: inout [UInt8]) {
+        withUnsafeBytes(of: (high, low)) { bytes += $0 }
+    }
+
     // Already uniform: its first half is hash enough (a Dictionary of digests hashes each once).
     func hash(into hasher: inout Hasher) { hasher.combine(high) }
 }
