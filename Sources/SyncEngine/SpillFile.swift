@@ -28,15 +28,7 @@ final class SpillFile: Sendable {
 
     /// Appends `bytes` at `offset` (the file's length so far: the caller keeps it).
     func write(_ bytes: UnsafeRawBufferPointer, at offset: Int) throws(SystemCallError) {
-        var written = 0
-        while written < bytes.count {
-            let count = pwrite(descriptor, bytes.baseAddress! + written, bytes.count - written, off_t(offset + written))
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw SystemCallError(call: "write", subject: path, errno: errno)
-            }
-            written += count
-        }
+        try SystemCalls.writeAt(descriptor, bytes, at: offset, path: path)
     }
 
     /// The `count` bytes at `offset`.

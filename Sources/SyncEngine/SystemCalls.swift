@@ -151,6 +151,21 @@ enum SystemCalls {
         return bytes
     }
 
+    /// Writes all of `bytes` at file offset `offset` (`pwrite(2)`), retrying short writes.
+    static func writeAt(
+        _ descriptor: Int32, _ bytes: UnsafeRawBufferPointer, at offset: Int, path: String
+    ) throws(SystemCallError) {
+        var written = 0
+        while written < bytes.count {
+            let count = pwrite(descriptor, bytes.baseAddress! + written, bytes.count - written, off_t(offset + written))
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw SystemCallError(call: "write", subject: path, errno: errno)
+            }
+            written += count
+        }
+    }
+
     /// Reads up to `count` bytes at file offset `offset` into `buffer` (fewer only at the end of
     /// the file), retrying short reads; how many were read.
     static func readAt(

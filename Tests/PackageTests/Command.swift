@@ -13,31 +13,10 @@ struct Command: Sendable {
         _ program: String, _ arguments: [String], environment extra: [String: String] = [:],
         replacingEnvironment: [String: String]? = nil
     ) throws -> Command {
-        let scratch = try TemporaryDirectory.make("run")
-        defer { try? FileManager.default.removeItem(at: scratch) }
-        let outURL = scratch.appendingPathComponent("stdout")
-        let errURL = scratch.appendingPathComponent("stderr")
-        _ = FileManager.default.createFile(atPath: outURL.path, contents: nil)
-        _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
-        let out = try FileHandle(forWritingTo: outURL)
-        let err = try FileHandle(forWritingTo: errURL)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: try executable(program))
-        process.arguments = arguments
         var environment = replacingEnvironment ?? ProcessInfo.processInfo.environment
         environment.merge(extra) { _, new in new }
-        process.environment = environment
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        process.waitUntilReaped()
-        try out.close()
-        try err.close()
-        return Command(
-            status: process.terminationStatus,
-            stdout: (try? String(contentsOf: outURL, encoding: .utf8)) ?? "",
-            stderr: (try? String(contentsOf: errURL, encoding: .utf8)) ?? "")
+        let run = try CapturedRun.run(try executable(program), arguments, environment: environment)
+        return Command(status: run.status, stdout: run.stdout, stderr: run.stderr)
     }
 
     /// Runs `program` and throws unless it exits 0.

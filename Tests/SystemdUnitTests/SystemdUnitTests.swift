@@ -61,43 +61,17 @@ private func systemdAnalyze() throws -> String {
     return path
 }
 
-private struct Run {
-    let status: Int32
-    let stdout: String
-    let stderr: String
-}
-
 /// Runs a program to completion with its output captured in files (no pipe can fill up).
-private func run(_ executable: String, _ arguments: [String], environment extra: [String: String] = [:]) throws -> Run {
-    let scratch = try temporaryDirectory("run")
-    defer { try? FileManager.default.removeItem(at: scratch) }
-    let outURL = scratch.appendingPathComponent("stdout")
-    let errURL = scratch.appendingPathComponent("stderr")
-    FileManager.default.createFile(atPath: outURL.path, contents: nil)
-    FileManager.default.createFile(atPath: errURL.path, contents: nil)
-    let out = try FileHandle(forWritingTo: outURL)
-    let err = try FileHandle(forWritingTo: errURL)
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: executable)
-    process.arguments = arguments
+private func run(_ executable: String, _ arguments: [String], environment extra: [String: String] = [:]) throws
+    -> CapturedRun
+{
     var environment = ProcessInfo.processInfo.environment
     // Every warning must show, uncoloured and unpaged.
     environment["SYSTEMD_LOG_LEVEL"] = "info"
     environment["SYSTEMD_COLORS"] = "0"
     environment["SYSTEMD_PAGER"] = ""
     environment.merge(extra) { _, new in new }
-    process.environment = environment
-    process.standardInput = FileHandle.nullDevice
-    process.standardOutput = out
-    process.standardError = err
-    try process.run()
-    process.waitUntilReaped()
-    try out.close()
-    try err.close()
-    return Run(
-        status: process.terminationStatus,
-        stdout: (try? String(contentsOf: outURL, encoding: .utf8)) ?? "",
-        stderr: (try? String(contentsOf: errURL, encoding: .utf8)) ?? "")
+    return try CapturedRun.run(executable, arguments, environment: environment)
 }
 
 private func temporaryDirectory(_ label: String) throws -> URL {
