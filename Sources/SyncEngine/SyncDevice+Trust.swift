@@ -39,7 +39,7 @@ extension SyncDevice {
         let stored = try store.reading { try $0.trustedKeys() }
         guard !stored.isEmpty else { return [] }
         let keys = TrustList(stored: stored, device: device, ownKey: key.publicKey).keys
-        return keys.sorted { $0.key.rawValue < $1.key.rawValue }.map { device, key in
+        return keys.sorted { $0.key < $1.key }.map { device, key in
             TrustedDevice(
                 device: device.rawValue, key: key.text, fingerprint: key.fingerprint, isThisDevice: device == self.device)
         }

@@ -31,7 +31,6 @@ struct TrustList: Sendable {
     /// Whether any file is checked.
     var isActive: Bool { !keys.isEmpty }
 
-
     /// Why a file (`reading` of `bytes`) must not merge; nil when it may.
     func rejection(of reading: SnapshotReading, bytes: [UInt8]) -> String? {
         guard isActive else { return nil }
