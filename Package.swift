@@ -118,7 +118,7 @@ let package = Package(
         .testTarget(
             name: "SyncEngineTests",
             dependencies: [
-                "SyncEngine", "SyncStore", "SnapshotFormat", "SnapshotMerge", "TestSupport",
+                "SyncEngine", "SyncStore", "SnapshotFormat", "SnapshotMerge", "SyncCommandLine", "TestSupport",
                 .product(name: "Logging", package: "swift-log"), .product(name: "Crypto", package: "swift-crypto"),
             ]),
         // Runs the built executables as real processes.

@@ -46,7 +46,7 @@ extension SyncctlCommand {
                 let report = try device.merge(rereadAll: reread, acceptDeletions: Set(acceptDeletions))
                 hasRejections = report.hasRejections
                 if output.json {
-                    try printJSON(report)
+                    print(MergeReportJSON.text(of: report))
                 } else {
                     printMergeSummary(report, device: device)
                 }
