@@ -65,7 +65,8 @@ public enum MergeReportJSON {
 }
 
 /// A JSON value to write as `JSONEncoder` pretty-prints: two spaces per level, `"key" : value`,
-/// members in the byte order of their keys, an empty container as a blank line.
+/// an empty container as a blank line. An object's members are written in the order given, which
+/// must be the byte order of their keys (`.sortedKeys`).
 enum PrettyJSON {
     typealias Member = (key: String, value: PrettyJSON)
 
@@ -90,8 +91,7 @@ enum PrettyJSON {
             out.append(UInt8(ascii: "]"))
         case .object(let members):
             out.append(UInt8(ascii: "{"))
-            let sorted = members.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
-            Self.writeItems(sorted, into: &out, indent: indent) { member, out in
+            Self.writeItems(members, into: &out, indent: indent) { member, out in
                 Self.writeString(member.key, into: &out)
                 out.append(contentsOf: " : ".utf8)
                 member.value.write(into: &out, indent: indent + 2)
