@@ -88,30 +88,33 @@ public enum CanonicalJSON {
     /// Appends `text` as an RFC 8785 string: quotes, short escapes, `\u00xx` for other controls, the rest literal.
     public static func writeString(_ text: String, into buffer: inout [UInt8]) {
         var text = text  // withUTF8 needs a mutable copy; it does not copy the bytes of a native string.
+        text.withUTF8 { writeString(utf8: $0, into: &buffer) }
+    }
+
+    /// Appends the string whose (valid) UTF-8 is `bytes` as an RFC 8785 string.
+    static func writeString(utf8 bytes: UnsafeBufferPointer<UInt8>, into buffer: inout [UInt8]) {
         buffer.append(UInt8(ascii: "\""))
-        text.withUTF8 { bytes in
-            var runStart = 0
-            for i in bytes.indices {
-                let byte = bytes[i]
-                guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
-                buffer.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<i]))
-                runStart = i + 1
-                buffer.append(UInt8(ascii: "\\"))
-                switch byte {
-                case UInt8(ascii: "\""), UInt8(ascii: "\\"): buffer.append(byte)
-                case 0x08: buffer.append(UInt8(ascii: "b"))
-                case 0x09: buffer.append(UInt8(ascii: "t"))
-                case 0x0A: buffer.append(UInt8(ascii: "n"))
-                case 0x0C: buffer.append(UInt8(ascii: "f"))
-                case 0x0D: buffer.append(UInt8(ascii: "r"))
-                default:
-                    buffer.append(contentsOf: "u00".utf8)
-                    buffer.append(hexDigits[Int(byte >> 4)])
-                    buffer.append(hexDigits[Int(byte & 0xF)])
-                }
+        var runStart = 0
+        for i in bytes.indices {
+            let byte = bytes[i]
+            guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
+            buffer.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<i]))
+            runStart = i + 1
+            buffer.append(UInt8(ascii: "\\"))
+            switch byte {
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"): buffer.append(byte)
+            case 0x08: buffer.append(UInt8(ascii: "b"))
+            case 0x09: buffer.append(UInt8(ascii: "t"))
+            case 0x0A: buffer.append(UInt8(ascii: "n"))
+            case 0x0C: buffer.append(UInt8(ascii: "f"))
+            case 0x0D: buffer.append(UInt8(ascii: "r"))
+            default:
+                buffer.append(contentsOf: "u00".utf8)
+                buffer.append(hexDigits[Int(byte >> 4)])
+                buffer.append(hexDigits[Int(byte & 0xF)])
             }
-            buffer.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart...]))
         }
+        buffer.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart...]))
         buffer.append(UInt8(ascii: "\""))
     }
 

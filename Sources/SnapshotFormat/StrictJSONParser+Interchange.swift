@@ -181,9 +181,14 @@ extension StrictJSONParser {
             if byte == UInt8(ascii: "\\") || byte < 0x20 { break }
             i += byte < 0x80 ? 1 : try utf8SequenceLength(at: i)
         }
-        let text = try parseString(isKey: isKey)
-        CanonicalJSON.writeString(text, into: &out)
-        if isKey { keyBytes.append(contentsOf: text.utf8) }
+        // Escapes: decoded into `scratch` and written from there, without making a String.
+        if let plain = try decodeString(isKey: isKey) {
+            CanonicalJSON.writeString(utf8: plain, into: &out)
+            if isKey { keyBytes.append(contentsOf: plain) }
+            return
+        }
+        scratch.withUnsafeBufferPointer { CanonicalJSON.writeString(utf8: $0, into: &out) }
+        if isKey { keyBytes.append(contentsOf: scratch) }
     }
 
     /// Validates the number at `position` and appends its interchange form.

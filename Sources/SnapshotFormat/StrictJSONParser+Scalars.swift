@@ -2,6 +2,13 @@
 extension StrictJSONParser {
     /// Parses the string whose opening quote is at `position`.
     mutating func parseString(isKey: Bool) throws(JSONParseError) -> String {
+        if let plain = try decodeString(isKey: isKey) { return String(decoding: plain, as: UTF8.self) }
+        return String(decoding: scratch, as: UTF8.self)
+    }
+
+    /// Validates the string whose opening quote is at `position` and moves past it. Returns its
+    /// bytes in the input when it has no escapes; otherwise nil, its decoded UTF-8 in `scratch`.
+    mutating func decodeString(isKey: Bool) throws(JSONParseError) -> UnsafeBufferPointer<UInt8>? {
         position += 1
         let start = position
         // Fast path: no escapes, so the string is the input's bytes once they are known to be valid.
@@ -10,7 +17,7 @@ extension StrictJSONParser {
             let byte = input[i]
             if byte == UInt8(ascii: "\"") {
                 position = i + 1
-                return String(decoding: UnsafeBufferPointer(rebasing: input[start..<i]), as: UTF8.self)
+                return UnsafeBufferPointer(rebasing: input[start..<i])
             }
             if byte == UInt8(ascii: "\\") || byte < 0x20 { break }
             i += byte < 0x80 ? 1 : try utf8SequenceLength(at: i)
@@ -24,7 +31,7 @@ extension StrictJSONParser {
             switch byte {
             case UInt8(ascii: "\""):
                 position += 1
-                return String(decoding: scratch, as: UTF8.self)
+                return nil
             case UInt8(ascii: "\\"):
                 try parseEscape(isKey: isKey)
             case 0..<0x20:
