@@ -78,10 +78,10 @@ extension SyncDevice {
         }
         findings.report.timings.read = stopwatch.lap()
         let heldBack = retry.heldBack
-        // A first merge writes this device's first parts while it saves the records.
-        let hasNoParts = try store.reading { try $0.ownParts().isEmpty }
+        // A first merge writes this device's first parts while it saves the records (the parts'
+        // rows are read only then: the 256 of a device at 1,000,000 records took 0.6 ms of every pass).
         let first =
-            storeIsEmpty && edit == nil && !scan.changed.isEmpty && hasNoParts
+            try storeIsEmpty && edit == nil && !scan.changed.isEmpty && store.reading { try $0.ownParts().isEmpty }
             ? FirstPublication(device: self, generation: try firstGeneration(scan), now: now) : nil
         let groups = OrderedWork(count: plan.groups.count, window: 4, producers: 2) { index in
             GroupRead(
