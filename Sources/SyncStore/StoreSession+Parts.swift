@@ -12,9 +12,22 @@ extension StoreSession {
     }
 
     /// Replaces the parts `removed` (by prefix) with `saved`.
+    ///
+    /// Through prepared statements (as for ``recordWritten(_:)``): a first publication saves 256
+    /// rows at 1,000,000 records.
     public func replaceOwnParts(removing removed: [String], saving saved: [OwnPart]) throws {
-        for prefix in removed { _ = try OwnPart.deleteOne(db, key: prefix) }
-        for part in saved { try part.insert(db, onConflict: .replace) }
+        let delete = try db.cachedStatement(sql: "DELETE FROM ownPart WHERE prefix = ?")
+        for prefix in removed { try delete.execute(arguments: [prefix]) }
+        let insert = try db.cachedStatement(
+            sql: """
+                INSERT OR REPLACE INTO ownPart (prefix, generation, contentDigest, bytes, records, isPublished)
+                VALUES (?, ?, ?, ?, ?, ?)
+                """)
+        for part in saved {
+            try insert.execute(arguments: [
+                part.prefix, part.generation, part.contentDigest, part.bytes, part.records, part.isPublished,
+            ])
+        }
     }
 
     /// Records that the files of generation `generation` are in place.
@@ -98,13 +111,24 @@ extension StoreSession {
 
     /// Records a file about to be written (before the rename, so a crash cannot hide it), and
     /// forgets its part's files beyond the newest ``writtenFilesKeptPerPart``.
+    ///
+    /// Through prepared statements: a first publication records 256 files at 1,000,000 records,
+    /// and GRDB's building of each statement anew took longer than the statements.
     public func recordWritten(_ file: WrittenFile) throws {
-        try file.insert(db, onConflict: .replace)
-        try db.execute(
+        try db.cachedStatement(
+            sql: """
+                INSERT OR REPLACE INTO writtenFile (part, generation, fileDigest, writtenAt, isAdopted, isLegacyDigest)
+                VALUES (?, ?, ?, ?, ?, ?)
+                """
+        ).execute(arguments: [
+            file.part, file.generation, file.fileDigest, file.writtenAt, file.isAdopted, file.isLegacyDigest,
+        ])
+        try db.cachedStatement(
             sql: """
                 DELETE FROM writtenFile WHERE part = ?1 AND generation < (
                     SELECT generation FROM writtenFile WHERE part = ?1 ORDER BY generation DESC LIMIT 1 OFFSET ?2)
-                """, arguments: [file.part, Self.writtenFilesKeptPerPart - 1])
+                """
+        ).execute(arguments: [file.part, Self.writtenFilesKeptPerPart - 1])
     }
 
     /// Forgets the files of a generation that could not be put in place.

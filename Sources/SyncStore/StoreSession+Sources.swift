@@ -7,7 +7,7 @@ extension StoreSession {
 
     /// What is known of the file at `name` in the shared folder.
     public func source(named name: String) throws -> StoredSource? {
-        try StoredSource.fetchOne(db, key: name)
+        try StoredSource.fetchOne(db.cachedStatement(sql: "SELECT * FROM source WHERE name = ?"), arguments: [name])
     }
 
     /// Every file ever read from the shared folder, by name.
@@ -49,8 +49,30 @@ extension StoreSession {
     }
 
     /// Saves what is known of a source file.
+    ///
+    /// Through one prepared statement, as GRDB's `upsert` would write it: a first merge saves a row
+    /// for each of this device's parts (256 at 1,000,000 records), and building each statement
+    /// anew took 40 µs a row.
     public func save(_ source: StoredSource) throws {
-        try source.upsert(db)
+        let statement = try db.cachedStatement(
+            sql: """
+                INSERT INTO source (name, device, role, generation, highestGeneration, fileSystemDevice, inode, size,
+                    modifiedNanos, changedNanos, lastMergedAt, lastSeenAt, lastProblem, lastWarning, present, problemKind)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT (name) DO UPDATE SET device = excluded.device, role = excluded.role,
+                    generation = excluded.generation, highestGeneration = excluded.highestGeneration,
+                    fileSystemDevice = excluded.fileSystemDevice, inode = excluded.inode, size = excluded.size,
+                    modifiedNanos = excluded.modifiedNanos, changedNanos = excluded.changedNanos,
+                    lastMergedAt = excluded.lastMergedAt, lastSeenAt = excluded.lastSeenAt,
+                    lastProblem = excluded.lastProblem, lastWarning = excluded.lastWarning, present = excluded.present,
+                    problemKind = excluded.problemKind
+                """)
+        try statement.execute(arguments: [
+            source.name, source.device, source.role, source.generation, source.highestGeneration,
+            source.fileSystemDevice, source.inode, source.size, source.modifiedNanos, source.changedNanos,
+            source.lastMergedAt, source.lastSeenAt, source.lastProblem, source.lastWarning, source.present,
+            source.problemKind,
+        ])
     }
 
     /// Marks every source not in `names` as absent from the folder (it is never forgotten).
