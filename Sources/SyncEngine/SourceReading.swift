@@ -263,13 +263,23 @@ struct SourceReader: Sendable {
                 of: bytesOf[item.file][item.element].assumingMemoryBound(to: UInt8.self), at: item.element,
                 reusing: &buffers)
         }
+        // Elements that share a reading share their bytes, so their digest too (devices in step
+        // often hold a record byte for byte alike: a first merge then hashes it once, not per file).
+        var digestOfReading = [ElementDigest?](repeating: nil, count: toParse.count)
         for (fileIndex, elements) in group.elements.enumerated() where !elements.isEmpty {
             guard let part = files[fileIndex].header?.part else { continue }
             // A whole snapshot keeps the digests of the elements it merged (parts need not: a
             // peer's part holds the store's own lines, which `held` has).
             let keepsMerged = part == .whole
             for (position, (element, plan)) in zip(elements, plans[fileIndex]).enumerated() {
-                let digest = { digests?[fileIndex][position] ?? ElementDigest(of: bytesOf[fileIndex][element]) }
+                let digest = {
+                    if let known = digests?[fileIndex][position] { return known }
+                    guard plan >= 0 else { return ElementDigest(of: bytesOf[fileIndex][element]) }
+                    if let known = digestOfReading[plan] { return known }
+                    let computed = ElementDigest(of: bytesOf[fileIndex][element])
+                    digestOfReading[plan] = computed
+                    return computed
+                }
                 guard plan >= 0 else {
                     if keepsMerged { tallies[fileIndex].mergedElements.append(digest()) }
                     continue

@@ -55,6 +55,31 @@ struct ForeignWriterTests {
         #expect(desk.progress.current.versions == count)
     }
 
+    @Test("two files holding the same elements byte for byte: each keeps its digests (hashed once for both)")
+    func sameElementsInTwoFiles() throws {
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        let count = 24_000
+        let records = (0..<count).map { Self.element($0) }
+        try sandbox.write("tool.json", Wire.snapshotText("tool", generation: 1, records: records))
+        try sandbox.write("other.json", Wire.snapshotText("other", generation: 1, records: records))
+        let desk = try sandbox.device("desk")
+        #expect(try desk.merge().added == count)
+
+        // When one record changes in each file, at different places
+        var changed = records
+        changed[10] = Self.element(10, edit: 2)
+        try sandbox.write("tool.json", Wire.snapshotText("tool", generation: 2, records: changed))
+        changed = records
+        changed[count - 10] = Self.element(count - 10, edit: 2)
+        try sandbox.write("other.json", Wire.snapshotText("other", generation: 2, records: changed))
+        let incremental = try desk.merge()
+
+        // Then only those two records are read: the digests kept for each file were its own elements'
+        #expect(incremental.changed == 2)
+        #expect(desk.progress.current.versions == 2)
+    }
+
     static func id(_ n: Int) -> String {
         String(format: "%08X-0000-4000-8000-%012d", UInt32(truncatingIfNeeded: UInt64(n + 1) &* 2_654_435_761), n)
     }
