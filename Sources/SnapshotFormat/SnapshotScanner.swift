@@ -355,36 +355,41 @@ extension StrictJSONParser {
     /// otherwise). Found by structure alone, as ``endOfElement()`` finds the end; nil when the
     /// input ends first or the element is not an object of the usual shape.
     func endOfRecord() -> (end: Int, id: RecordID?)? {
-        var scan = self
-        guard scan.position < input.count, input[scan.position] == UInt8(ascii: "{") else {
-            return endOfElement().map { ($0, nil) }
-        }
-        scan.position += 1
-        var id: RecordID?
-        scan.skipWhitespace()
-        if scan.position < input.count, input[scan.position] == UInt8(ascii: "}") { return (scan.position + 1, nil) }
-        while true {
-            scan.skipWhitespace()
-            guard scan.position < input.count, input[scan.position] == UInt8(ascii: "\""),
-                let keyEnd = scan.endOfElement()
-            else { return nil }
-            let isID = keyEnd - scan.position == 4 && input[scan.position + 1] == UInt8(ascii: "i")
-                && input[scan.position + 2] == UInt8(ascii: "d")
-            scan.position = keyEnd
-            scan.skipWhitespace()
-            guard scan.position < input.count, input[scan.position] == UInt8(ascii: ":") else { return nil }
-            scan.position += 1
-            scan.skipWhitespace()
-            guard scan.position < input.count, let valueEnd = scan.endOfElement() else { return nil }
-            if isID, input[scan.position] == UInt8(ascii: "\""), valueEnd - scan.position == 38 {
-                id = RecordID(utf8: UnsafeBufferPointer(rebasing: input[(scan.position + 1)..<(valueEnd - 1)]))
+        // Positions in locals, not a copy of the parser: copying it retains and releases each of
+        // its working arrays, once per record of every file split.
+        var at = position
+        let count = input.count
+        func skipWhitespace() {
+            while at < count, input[at] == 0x20 || input[at] == 0x0A || input[at] == 0x0D || input[at] == 0x09 {
+                at += 1
             }
-            scan.position = valueEnd
-            scan.skipWhitespace()
-            guard scan.position < input.count else { return nil }
-            switch input[scan.position] {
-            case UInt8(ascii: ","): scan.position += 1
-            case UInt8(ascii: "}"): return (scan.position + 1, id)
+        }
+        guard at < count, input[at] == UInt8(ascii: "{") else {
+            return endOfElement(from: at).map { ($0, nil) }
+        }
+        at += 1
+        var id: RecordID?
+        skipWhitespace()
+        if at < count, input[at] == UInt8(ascii: "}") { return (at + 1, nil) }
+        while true {
+            skipWhitespace()
+            guard at < count, input[at] == UInt8(ascii: "\""), let keyEnd = endOfElement(from: at) else { return nil }
+            let isID = keyEnd - at == 4 && input[at + 1] == UInt8(ascii: "i") && input[at + 2] == UInt8(ascii: "d")
+            at = keyEnd
+            skipWhitespace()
+            guard at < count, input[at] == UInt8(ascii: ":") else { return nil }
+            at += 1
+            skipWhitespace()
+            guard at < count, let valueEnd = endOfElement(from: at) else { return nil }
+            if isID, input[at] == UInt8(ascii: "\""), valueEnd - at == 38 {
+                id = RecordID(utf8: UnsafeBufferPointer(rebasing: input[(at + 1)..<(valueEnd - 1)]))
+            }
+            at = valueEnd
+            skipWhitespace()
+            guard at < count else { return nil }
+            switch input[at] {
+            case UInt8(ascii: ","): at += 1
+            case UInt8(ascii: "}"): return (at + 1, id)
             default: return nil
             }
         }
@@ -396,8 +401,11 @@ extension StrictJSONParser {
     /// Only for finding an element's bytes to compare with bytes read before: for valid input
     /// this is the element's true end, and bytes that are not equal to a known element's are
     /// read in full anyway.
-    func endOfElement() -> Int? {
-        var at = position
+    func endOfElement() -> Int? { endOfElement(from: position) }
+
+    /// ``endOfElement()`` for the element starting at `start`.
+    func endOfElement(from start: Int) -> Int? {
+        var at = start
         var depth = 0
         let count = input.count
         while at < count {
@@ -438,6 +446,6 @@ extension StrictJSONParser {
             }
             at += 1
         }
-        return depth == 0 && at > position ? at : nil
+        return depth == 0 && at > start ? at : nil
     }
 }
