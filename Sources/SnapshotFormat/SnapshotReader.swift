@@ -328,11 +328,15 @@ extension SnapshotReader {
     ///
     /// - Parameter findingIDs: find each element's id (``SplitSnapshot/ids``); without, a file of
     ///   the layout SnapshotSync writes (a record per line) is split at its line feeds.
-    public static func split(_ bytes: [UInt8], findingIDs: Bool = true) -> SplitSnapshot? {
+    /// - Parameter found: the elements of `records` already found (by ``RecordsHalves``), with
+    ///   where its array opens.
+    public static func split(
+        _ bytes: [UInt8], findingIDs: Bool = true, found: (arrayOpen: Int, elements: RecordsHalves.ElementsFound)? = nil
+    ) -> SplitSnapshot? {
         bytes.withUnsafeBufferPointer { input -> SplitSnapshot? in
             var parser = StrictJSONParser(input)
             do throws(JSONParseError) {
-                return try splitDocument(&parser, input: input, findingIDs: findingIDs)
+                return try splitDocument(&parser, input: input, findingIDs: findingIDs, found: found)
             } catch {
                 return nil
             }
@@ -340,7 +344,8 @@ extension SnapshotReader {
     }
 
     private static func splitDocument(
-        _ parser: inout StrictJSONParser, input: UnsafeBufferPointer<UInt8>, findingIDs: Bool
+        _ parser: inout StrictJSONParser, input: UnsafeBufferPointer<UInt8>, findingIDs: Bool,
+        found known: (arrayOpen: Int, elements: RecordsHalves.ElementsFound)?
     ) throws(JSONParseError) -> SplitSnapshot? {
         if input.count >= 3, input[0] == 0xEF, input[1] == 0xBB, input[2] == 0xBF { parser.position = 3 }
         parser.skipWhitespace()
@@ -363,8 +368,14 @@ extension SnapshotReader {
             parser.skipWhitespace()
             if isRecords {
                 guard parser.position < input.count, input[parser.position] == UInt8(ascii: "[") else { return nil }
-                var found = findingIDs ? nil : splitLines(&parser, input: input)
-                if found == nil { found = try splitRecords(&parser, input: input) }
+                var found: (elements: [Range<Int>], ids: [RecordID?])?
+                if let known, known.arrayOpen == parser.position {
+                    found = (known.elements.elements, known.elements.ids)
+                    parser.position = known.elements.arrayEnd
+                } else {
+                    found = findingIDs ? nil : splitLines(&parser, input: input)
+                    if found == nil { found = try splitRecords(&parser, input: input) }
+                }
                 guard let found else { return nil }
                 elements = found.elements
                 ids = found.ids

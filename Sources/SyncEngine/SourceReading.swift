@@ -184,22 +184,68 @@ struct SourceReader: Sendable {
     /// - Parameter findingIDs: find each element's id (files read first need them to divide
     ///   their records among groups; a first merge, to read once what several files hold).
     func open(_ files: [(name: String, status: FileStatus)], findingIDs: Bool = true) -> [OpenedSource] {
-        let opened = Mutex([OpenedSource?](repeating: nil, count: files.count))
+        // Read every file, and find where each big one can be cut for two readers.
+        let reads = Mutex([FileRead?](repeating: nil, count: files.count))
         DispatchQueue.concurrentPerform(iterations: files.count) { index in
-            let file = open(files[index].name, listed: files[index].status, findingIDs: findingIDs)
+            let read: FileRead
+            do throws(SnapshotFileReadError) {
+                let (bytes, status) = try folder.readSnapshotBytes(files[index].name, limit: maxFileSize)
+                let halves = findingIDs ? bytes.withUnsafeBufferPointer { RecordsHalves.find(in: $0) } : nil
+                read = .read(bytes, status, halves)
+            } catch {
+                read = .unreadable(error)
+            }
+            reads.withLock { $0[index] = read }
+        }
+        let read = reads.withLock { $0.map { $0! } }
+        // Find the elements of every half at once: three files on two cores no longer leave one
+        // core waiting while the other finds the third file's elements.
+        let halves = read.indices.flatMap { index -> [(file: Int, second: Bool)] in
+            guard case .read(_, _, _?) = read[index] else { return [] }
+            return [(index, false), (index, true)]
+        }
+        let found = Mutex([RecordsHalves.ElementsFound?](repeating: nil, count: halves.count))
+        DispatchQueue.concurrentPerform(iterations: halves.count) { task in
+            guard case .read(let bytes, _, let cut?) = read[halves[task].file] else { return }
+            let elements = bytes.withUnsafeBufferPointer {
+                halves[task].second ? cut.secondHalf(of: $0) : cut.firstHalf(of: $0)
+            }
+            found.withLock { $0[task] = elements }
+        }
+        let foundElements = found.withLock { $0 }
+        var joined = [(arrayOpen: Int, elements: RecordsHalves.ElementsFound)?](repeating: nil, count: files.count)
+        for task in stride(from: 0, to: halves.count, by: 2) {
+            let file = halves[task].file
+            guard case .read(_, _, let cut?) = read[file],
+                let elements = cut.joined(foundElements[task], foundElements[task + 1])
+            else { continue }
+            joined[file] = (cut.arrayOpen, elements)
+        }
+        let opened = Mutex([OpenedSource?](repeating: nil, count: files.count))
+        DispatchQueue.concurrentPerform(iterations: files.count) { [joined] index in
+            let file = open(
+                files[index].name, listed: files[index].status, read[index], found: joined[index], findingIDs: findingIDs)
             opened.withLock { $0[index] = file }
         }
         return opened.withLock { $0.map { $0! } }
     }
 
-    private func open(_ name: String, listed: FileStatus, findingIDs: Bool) -> OpenedSource {
+    /// A file as read: its bytes and where it can be cut in two, or why it could not be read.
+    private enum FileRead: @unchecked Sendable {
+        case read([UInt8], FileStatus, RecordsHalves?)
+        case unreadable(SnapshotFileReadError)
+    }
+
+    private func open(
+        _ name: String, listed: FileStatus, _ fileRead: FileRead,
+        found: (arrayOpen: Int, elements: RecordsHalves.ElementsFound)?, findingIDs: Bool
+    ) -> OpenedSource {
         let read: (bytes: [UInt8], status: FileStatus)
-        do throws(SnapshotFileReadError) {
-            read = try folder.readSnapshotBytes(name, limit: maxFileSize)
-        } catch {
-            return OpenedSource(name: name, listed: listed, content: .unreadable(error))
+        switch fileRead {
+        case .read(let bytes, let status, _): read = (bytes, status)
+        case .unreadable(let error): return OpenedSource(name: name, listed: listed, content: .unreadable(error))
         }
-        let content = Self.content(name, read.bytes, read.status, findingIDs: findingIDs)
+        let content = Self.content(name, read.bytes, read.status, findingIDs: findingIDs, found: found)
         if let header = OpenedSource(name: name, listed: listed, content: content).header,
             let rejection = trust.rejection(of: header, bytes: read.bytes)
         {
@@ -213,10 +259,11 @@ struct SourceReader: Sendable {
     }
 
     /// A file's content: split, or else read whole by the plain path (which says what is wrong).
-    static func content(_ name: String, _ bytes: [UInt8], _ status: FileStatus, findingIDs: Bool = true)
-        -> OpenedSource.Content
-    {
-        if let split = SnapshotReader.split(bytes, findingIDs: findingIDs) {
+    static func content(
+        _ name: String, _ bytes: [UInt8], _ status: FileStatus, findingIDs: Bool = true,
+        found: (arrayOpen: Int, elements: RecordsHalves.ElementsFound)? = nil
+    ) -> OpenedSource.Content {
+        if let split = SnapshotReader.split(bytes, findingIDs: findingIDs, found: found) {
             do throws(SnapshotFileProblem) {
                 return .split(bytes, split, header: try SnapshotReader.topLevel(of: split, fileName: name), status)
             } catch {

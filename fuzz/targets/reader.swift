@@ -88,6 +88,7 @@ enum ReaderFuzzTarget {
     {
         guard let split = SnapshotReader.split(input, findingIDs: findingIDs) else { return nil }
         fuzzCheck(split.ids.count == split.elements.count, "split found \(split.ids.count) ids for \(split.elements.count) elements")
+        if findingIDs { expectHalvesAgree(input, with: split) }
         var previousEnd = 0
         var buffers = ParserBuffers()
         let elements = input.withUnsafeBufferPointer { buffer in
@@ -107,6 +108,20 @@ enum ReaderFuzzTarget {
             }
         }
         return try SnapshotReader.assemble(split, fileName: fileName, elements: elements)
+    }
+
+    /// Two readers finding the elements in halves (``RecordsHalves``, cut whatever the size) find
+    /// what one reader found.
+    private static func expectHalvesAgree(_ input: [UInt8], with split: SplitSnapshot) {
+        guard let halves = input.withUnsafeBufferPointer({ RecordsHalves.find(in: $0, minimumBytes: 0) }) else { return }
+        let found = input.withUnsafeBufferPointer { bytes in
+            halves.joined(halves.firstHalf(of: bytes), halves.secondHalf(of: bytes))
+        }
+        guard let found else { return }
+        let inHalves = SnapshotReader.split(input, found: (halves.arrayOpen, found))
+        fuzzCheck(
+            inHalves?.elements == split.elements && inHalves?.ids == split.ids,
+            "the halves cut at \(halves.cut) found other elements than one reader in \(fuzzShown(input))")
     }
 
     /// A path's result agrees with the plain path's: nil (it leaves the file to the plain path),
