@@ -173,7 +173,7 @@ extension SyncDevice {
             }
             try session.markAbsent(except: findings.presentNames, known: Array(scan.known.values))
             let edited = try edit?(session, now)
-            findings.report.conflicts = try session.recordsInConflict()
+            findings.report.conflicts = try session.recordsInConflictKept()
             return (try planPublication(session, findings: findings, now: now, first: first?.finish()), edited)
         } }
         let (publication, edited): (Publication?, Edit?)

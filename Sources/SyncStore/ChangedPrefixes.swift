@@ -16,6 +16,9 @@ final class ChangedPrefixes: Sendable {
         bits.withLock { $0[value >> 6] |= 1 << UInt64(value & 63) }
     }
 
+    /// Whether no prefix is marked.
+    var isEmpty: Bool { bits.withLock { bits in bits.allSatisfy { $0 == 0 } } }
+
     /// Every prefix marked, in order.
     var values: [UInt16] {
         bits.withLock { bits in

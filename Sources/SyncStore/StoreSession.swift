@@ -277,6 +277,28 @@ public struct StoreSession {
     public func recordsInConflict() throws -> Int {
         try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM record WHERE conflicts > 0 AND unresolvedConflicts > 0") ?? 0
     }
+
+    /// ``recordsInConflict()`` for a pass, in its write transaction: the count kept by the last
+    /// pass that changed records (`conflictCount`, v11) when no record changed since, else counted
+    /// and kept.
+    ///
+    /// A record changed since is one this transaction saved, one whose prefix is still in
+    /// `changedPrefix` (changed and not yet published, or deleted by another program), or one
+    /// another program wrote (its line has no digest): the same marks that make a pass write
+    /// this device's parts again. A pass counts before it publishes, and publishing clears them.
+    public func recordsInConflictKept() throws -> Int {
+        if let changes, changes.isEmpty,
+            try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM changedPrefix)") == false,
+            try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM record WHERE lineDigest IS NULL)") == false,
+            let kept = try Int.fetchOne(db, sql: "SELECT count FROM conflictCount")
+        {
+            return kept
+        }
+        let count = try recordsInConflict()
+        try db.execute(sql: "DELETE FROM conflictCount")
+        try db.execute(sql: "INSERT INTO conflictCount (count) VALUES (?)", arguments: [count])
+        return count
+    }
 }
 
 /// A line as saved, with its digest.

@@ -231,6 +231,12 @@ extension SyncStore {
             // part holds the store's own lines, found by their digests in `record`.
             try db.execute(sql: "CREATE TABLE mergedElement (source TEXT NOT NULL PRIMARY KEY, digests BLOB NOT NULL)")
         }
+        migrator.registerMigration("v11: the count of records in conflict, kept") { db in
+            // What the last pass that changed records counted (`StoreSession.recordsInConflictKept`):
+            // a pass that changes nothing reports it instead of counting the records in conflict
+            // one by one in their index again (50,000 of them took 2.5 ms of a 24 ms pass).
+            try db.execute(sql: "CREATE TABLE conflictCount (count INTEGER NOT NULL)")
+        }
         return migrator
     }
 }
