@@ -11,107 +11,126 @@ import SyncEngine
 /// the runtime, not the encoder); this writer takes a fraction of a millisecond. Other reports,
 /// printed once by commands that are not run in loops, keep `JSONEncoder`.
 public enum MergeReportJSON {
+    /// The report's UTF-8 text, without a final line feed.
+    public static func bytes(of report: MergeReport) -> [UInt8] {
+        var json = PrettyJSONWriter()
+        json.out.reserveCapacity(512 + report.sources.count * 200)
+        // Members in their keys' byte order (`.sortedKeys`); a nil optional is left out, as the
+        // synthesized `encode(to:)` leaves it out.
+        json.object {
+            $0.member("added", report.added)
+            $0.member("bytesRead", report.bytesRead)
+            $0.member("bytesWritten", report.bytesWritten)
+            $0.member("changed", report.changed)
+            $0.member("conflicts", report.conflicts)
+            $0.member("deleted", report.deleted)
+            $0.member("ignoredNames", report.ignoredNames)
+            $0.member("newConflicts", report.newConflicts)
+            $0.member("ownFile", report.ownFile)
+            $0.member("publishedFiles", report.publishedFiles)
+            if let generation = report.publishedGeneration { $0.member("publishedGeneration", generation) }
+            $0.member("refusedRecords", report.refusedRecords)
+            $0.member("removedFiles", report.removedFiles)
+            $0.key("sources")
+            $0.array {
+                for source in report.sources {
+                    $0.element()
+                    $0.object { write(source, into: &$0) }
+                }
+            }
+            $0.key("timings")
+            $0.object {
+                $0.member("journaled", report.timings.journaled)
+                $0.member("merge", report.timings.merge)
+                $0.member("publish", report.timings.publish)
+                $0.member("read", report.timings.read)
+            }
+            $0.member("warnings", report.warnings)
+        }
+        return json.out
+    }
+
     /// The report's text, without a final line feed.
     public static func text(of report: MergeReport) -> String {
-        var out: [UInt8] = []
-        out.reserveCapacity(256 + report.sources.count * 160)
-        PrettyJSON.object(members(of: report)).write(into: &out, indent: 0)
-        return String(decoding: out, as: UTF8.self)
+        String(decoding: bytes(of: report), as: UTF8.self)
     }
 
-    /// The members `MergeReport`'s synthesized `encode(to:)` writes (a nil optional is left out).
-    static func members(of report: MergeReport) -> [PrettyJSON.Member] {
-        let timings = report.timings
-        return [
-            ("added", .integer(Int64(report.added))),
-            ("bytesRead", .integer(report.bytesRead)),
-            ("bytesWritten", .integer(report.bytesWritten)),
-            ("changed", .integer(Int64(report.changed))),
-            ("conflicts", .integer(Int64(report.conflicts))),
-            ("deleted", .integer(Int64(report.deleted))),
-            ("ignoredNames", .strings(report.ignoredNames)),
-            ("newConflicts", .integer(Int64(report.newConflicts))),
-            ("ownFile", .string(report.ownFile)),
-            ("publishedFiles", .strings(report.publishedFiles)),
-            ("publishedGeneration", report.publishedGeneration.map(PrettyJSON.integer)),
-            ("refusedRecords", .strings(report.refusedRecords)),
-            ("removedFiles", .strings(report.removedFiles)),
-            ("sources", .array(report.sources.map { .object(members(of: $0)) })),
-            (
-                "timings",
-                .object([
-                    ("journaled", .bool(timings.journaled)), ("merge", .integer(Int64(timings.merge))),
-                    ("publish", .integer(Int64(timings.publish))), ("read", .integer(Int64(timings.read))),
-                ])
-            ),
-            ("warnings", .strings(report.warnings)),
-        ].compactMap { key, value in value.map { (key, $0) } }
-    }
-
-    static func members(of source: SourceOutcome) -> [PrettyJSON.Member] {
-        [
-            ("device", source.device.map(PrettyJSON.string)),
-            ("generation", source.generation.map(PrettyJSON.integer)),
-            ("name", .string(source.name)),
-            ("problemKind", source.problemKind.map(PrettyJSON.string)),
-            ("reason", source.reason.map(PrettyJSON.string)),
-            ("records", source.records.map { .integer(Int64($0)) }),
-            ("rejectedRecords", .strings(source.rejectedRecords)),
-            ("role", source.role.map(PrettyJSON.string)),
-            ("status", .string(source.status.rawValue)),
-            ("warning", source.warning.map(PrettyJSON.string)),
-        ].compactMap { key, value in value.map { (key, $0) } }
+    private static func write(_ source: SourceOutcome, into json: inout PrettyJSONWriter) {
+        if let device = source.device { json.member("device", device) }
+        if let generation = source.generation { json.member("generation", generation) }
+        json.member("name", source.name)
+        if let kind = source.problemKind { json.member("problemKind", kind) }
+        if let reason = source.reason { json.member("reason", reason) }
+        if let records = source.records { json.member("records", records) }
+        json.member("rejectedRecords", source.rejectedRecords)
+        if let role = source.role { json.member("role", role) }
+        json.member("status", source.status.rawValue)
+        if let warning = source.warning { json.member("warning", warning) }
     }
 }
 
-/// A JSON value to write as `JSONEncoder` pretty-prints: two spaces per level, `"key" : value`,
-/// an empty container as a blank line. An object's members are written in the order given, which
-/// must be the byte order of their keys (`.sortedKeys`).
-enum PrettyJSON {
-    typealias Member = (key: String, value: PrettyJSON)
+/// Writes JSON as `JSONEncoder` pretty-prints it: two spaces per level, `"key" : value`, one item
+/// per line, an empty container as a blank line. Keys are written in the order given.
+struct PrettyJSONWriter {
+    var out: [UInt8] = []
+    private var indent = 0
+    /// Whether the innermost open container has no item yet.
+    private var isFirst = false
 
-    case string(String)
-    case integer(Int64)
-    case bool(Bool)
-    case array([PrettyJSON])
-    case object([Member])
-
-    static func strings(_ texts: [String]) -> PrettyJSON { .array(texts.map(PrettyJSON.string)) }
-
-    func write(into out: inout [UInt8], indent: Int) {
-        switch self {
-        case .string(let text): Self.writeString(text, into: &out)
-        case .integer(let number): out.append(contentsOf: String(number).utf8)
-        case .bool(let flag): out.append(contentsOf: (flag ? "true" : "false").utf8)
-        case .array(let elements):
-            out.append(UInt8(ascii: "["))
-            Self.writeItems(elements, into: &out, indent: indent) { element, out in
-                element.write(into: &out, indent: indent + 2)
-            }
-            out.append(UInt8(ascii: "]"))
-        case .object(let members):
-            out.append(UInt8(ascii: "{"))
-            Self.writeItems(members, into: &out, indent: indent) { member, out in
-                Self.writeString(member.key, into: &out)
-                out.append(contentsOf: " : ".utf8)
-                member.value.write(into: &out, indent: indent + 2)
-            }
-            out.append(UInt8(ascii: "}"))
-        }
+    /// Starts the next item of the innermost container: its separator, line and indentation.
+    mutating func element() {
+        out.append(contentsOf: isFirst ? "\n".utf8 : ",\n".utf8)
+        isFirst = false
+        out.append(contentsOf: repeatElement(UInt8(ascii: " "), count: indent))
     }
 
-    /// A container's items, one per line and indented; none is a blank line.
-    private static func writeItems<Item>(
-        _ items: [Item], into out: inout [UInt8], indent: Int, _ writeItem: (Item, inout [UInt8]) -> Void
-    ) {
-        out.append(UInt8(ascii: "\n"))
-        for (index, item) in items.enumerated() {
-            if index > 0 { out.append(contentsOf: ",\n".utf8) }
-            out.append(contentsOf: repeatElement(UInt8(ascii: " "), count: indent + 2))
-            writeItem(item, &out)
-        }
+    mutating func key(_ key: String) {
+        element()
+        Self.writeString(key, into: &out)
+        out.append(contentsOf: " : ".utf8)
+    }
+
+    mutating func object(_ members: (inout PrettyJSONWriter) -> Void) { container("{", "}", members) }
+
+    mutating func array(_ elements: (inout PrettyJSONWriter) -> Void) { container("[", "]", elements) }
+
+    private mutating func container(_ open: Unicode.Scalar, _ close: Unicode.Scalar, _ items: (inout PrettyJSONWriter) -> Void) {
+        out.append(UInt8(ascii: open))
+        let outer = isFirst
+        indent += 2
+        isFirst = true
+        items(&self)
+        if isFirst { out.append(UInt8(ascii: "\n")) }  // empty: a blank line
+        indent -= 2
         out.append(UInt8(ascii: "\n"))
         out.append(contentsOf: repeatElement(UInt8(ascii: " "), count: indent))
+        out.append(UInt8(ascii: close))
+        isFirst = outer
+    }
+
+    mutating func member(_ name: String, _ value: String) {
+        key(name)
+        Self.writeString(value, into: &out)
+    }
+
+    mutating func member(_ name: String, _ value: some BinaryInteger) {
+        key(name)
+        out.append(contentsOf: String(value).utf8)
+    }
+
+    mutating func member(_ name: String, _ value: Bool) {
+        key(name)
+        out.append(contentsOf: (value ? "true" : "false").utf8)
+    }
+
+    mutating func member(_ name: String, _ values: [String]) {
+        key(name)
+        array {
+            for value in values {
+                $0.element()
+                Self.writeString(value, into: &$0.out)
+            }
+        }
     }
 
     /// A string as JSONEncoder escapes it: the quote, the backslash and control characters only.
