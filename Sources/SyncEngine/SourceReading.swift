@@ -231,7 +231,7 @@ struct SourceReader: Sendable {
     }
 
     /// A file as read: its bytes and where it can be cut in two, or why it could not be read.
-    private enum FileRead: @unchecked Sendable {
+    private enum FileRead: Sendable {
         case read([UInt8], FileStatus, RecordsHalves?)
         case unreadable(SnapshotFileReadError)
     }
