@@ -44,8 +44,11 @@ public struct RecordsHalves: Sendable {
         while keyEnd < bytes.count, keyEnd - second < 64, bytes[keyEnd] != UInt8(ascii: ":") { keyEnd += 1 }
         let middle = arrayOpen + (bytes.count - arrayOpen) / 2
         let candidates = [firstEnd..<keyEnd, firstEnd..<(second + 1)]
+        // Looked for in the 4 MiB past the middle only: a pattern that does not recur (a first key
+        // no other record starts with) must not cost a search through half the file.
+        let window = middle..<min(bytes.count, middle + (4 << 20))
         for pattern in candidates where keyEnd < bytes.count {
-            if let found = search(bytes, for: pattern, from: middle) {
+            if let found = search(bytes, for: pattern, in: window) {
                 return RecordsHalves(arrayOpen: arrayOpen, cut: found + (second - firstEnd))
             }
         }
@@ -140,13 +143,14 @@ public struct RecordsHalves: Sendable {
         }
     }
 
-    /// The first position at or after `from` where the bytes of `pattern` (a range of `bytes`) occur.
-    private static func search(_ bytes: UnsafeBufferPointer<UInt8>, for pattern: Range<Int>, from: Int) -> Int? {
+    /// The first position in `window` where the bytes of `pattern` (a range of `bytes`) start.
+    private static func search(_ bytes: UnsafeBufferPointer<UInt8>, for pattern: Range<Int>, in window: Range<Int>) -> Int? {
         guard let base = bytes.baseAddress, !pattern.isEmpty else { return nil }
         let first = Int32(bytes[pattern.lowerBound])
-        var at = from
-        while at + pattern.count <= bytes.count {
-            guard let hit = memchr(base + at, first, bytes.count - pattern.count + 1 - at) else { return nil }
+        let last = min(window.upperBound, bytes.count - pattern.count + 1)  // past the last start
+        var at = window.lowerBound
+        while at < last {
+            guard let hit = memchr(base + at, first, last - at) else { return nil }
             at = base.distance(to: hit.assumingMemoryBound(to: UInt8.self))
             if memcmp(base + at, base + pattern.lowerBound, pattern.count) == 0 { return at }
             at += 1
