@@ -1,3 +1,4 @@
+import SnapshotFormat
 import SyncEngine
 
 /// `syncctl merge --json`: the merge report as Foundation's `JSONEncoder` writes it with
@@ -11,8 +12,8 @@ import SyncEngine
 /// the runtime, not the encoder); this writer takes a fraction of a millisecond. Other reports,
 /// printed once by commands that are not run in loops, keep `JSONEncoder`.
 public enum MergeReportJSON {
-    /// The report's UTF-8 text, without a final line feed.
-    public static func bytes(of report: MergeReport) -> [UInt8] {
+    /// The report's text, without a final line feed.
+    public static func text(of report: MergeReport) -> String {
         var json = PrettyJSONWriter()
         json.out.reserveCapacity(512 + report.sources.count * 200)
         // Members in their keys' byte order (`.sortedKeys`); a nil optional is left out, as the
@@ -47,12 +48,7 @@ public enum MergeReportJSON {
             }
             $0.member("warnings", report.warnings)
         }
-        return json.out
-    }
-
-    /// The report's text, without a final line feed.
-    public static func text(of report: MergeReport) -> String {
-        String(decoding: bytes(of: report), as: UTF8.self)
+        return String(decoding: json.out, as: UTF8.self)
     }
 
     private static func write(_ source: SourceOutcome, into json: inout PrettyJSONWriter) {
@@ -70,7 +66,9 @@ public enum MergeReportJSON {
 }
 
 /// Writes JSON as `JSONEncoder` pretty-prints it: two spaces per level, `"key" : value`, one item
-/// per line, an empty container as a blank line. Keys are written in the order given.
+/// per line, an empty container as a blank line. Keys are written in the order given. Strings are
+/// escaped as RFC 8785 escapes them (`CanonicalJSON.writeString`), which is what `JSONEncoder`
+/// does with `.withoutEscapingSlashes`: the quote, the backslash and control characters only.
 struct PrettyJSONWriter {
     var out: [UInt8] = []
     private var indent = 0
@@ -86,7 +84,7 @@ struct PrettyJSONWriter {
 
     mutating func key(_ key: String) {
         element()
-        Self.writeString(key, into: &out)
+        CanonicalJSON.writeString(key, into: &out)
         out.append(contentsOf: " : ".utf8)
     }
 
@@ -110,7 +108,7 @@ struct PrettyJSONWriter {
 
     mutating func member(_ name: String, _ value: String) {
         key(name)
-        Self.writeString(value, into: &out)
+        CanonicalJSON.writeString(value, into: &out)
     }
 
     mutating func member(_ name: String, _ value: some BinaryInteger) {
@@ -128,31 +126,8 @@ struct PrettyJSONWriter {
         array {
             for value in values {
                 $0.element()
-                Self.writeString(value, into: &$0.out)
+                CanonicalJSON.writeString(value, into: &$0.out)
             }
         }
-    }
-
-    /// A string as JSONEncoder escapes it: the quote, the backslash and control characters only.
-    static func writeString(_ text: String, into out: inout [UInt8]) {
-        out.append(UInt8(ascii: "\""))
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): out.append(contentsOf: #"\""#.utf8)
-            case UInt8(ascii: "\\"): out.append(contentsOf: #"\\"#.utf8)
-            case 0x08: out.append(contentsOf: #"\b"#.utf8)
-            case 0x0C: out.append(contentsOf: #"\f"#.utf8)
-            case 0x0A: out.append(contentsOf: #"\n"#.utf8)
-            case 0x0D: out.append(contentsOf: #"\r"#.utf8)
-            case 0x09: out.append(contentsOf: #"\t"#.utf8)
-            case 0..<0x20:
-                let hex = Array("0123456789abcdef".utf8)
-                out.append(contentsOf: #"\u00"#.utf8)
-                out.append(hex[Int(byte >> 4)])
-                out.append(hex[Int(byte & 0x0F)])
-            default: out.append(byte)
-            }
-        }
-        out.append(UInt8(ascii: "\""))
     }
 }
