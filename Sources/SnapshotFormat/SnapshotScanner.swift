@@ -258,6 +258,8 @@ extension StrictJSONParser {
         let start = position + 1
         var i = start
         while i < input.count {
+            i = skippingPlainASCII(from: i)
+            guard i < input.count else { break }
             let byte = input[i]
             if byte == UInt8(ascii: "\"") {
                 position = i + 1

@@ -168,6 +168,8 @@ extension StrictJSONParser {
         var i = start
         // Fast path: nothing to unescape or escape, so the input's bytes are the output's.
         while i < input.count {
+            i = skippingPlainASCII(from: i)
+            guard i < input.count else { break }
             let byte = input[i]
             if byte == UInt8(ascii: "\"") {
                 let plain = UnsafeBufferPointer(rebasing: input[start..<i])

@@ -265,6 +265,45 @@ struct StrictJSONParserTests {
         }
     }
 
+    @Test("strings are read eight bytes at a time: every kind of byte at every offset reads as one at a time would")
+    func wordAtATimeStrings() throws {
+        // The bytes the word test must stop at, or pass over (DEL and the space are plain).
+        let kinds: [(bytes: [UInt8], decoded: [UInt8]?)] = [
+            ([0x5C, 0x6E], [0x0A]), ([0x5C, 0x22], [0x22]), ([0x5C, 0x5C], [0x5C]), ([0x5C, 0x75, 0x30, 0x30, 0x65, 0x39], [0xC3, 0xA9]),
+            ([0xC3, 0xA9], [0xC3, 0xA9]), ([0xF0, 0x9F, 0x98, 0x80], [0xF0, 0x9F, 0x98, 0x80]), ([0x7F], [0x7F]),
+            ([0x20], [0x20]), ([0x21], [0x21]), ([0x1F], nil), ([0x00], nil), ([0x09], nil), ([0x80], nil), ([0xFF], nil),
+            ([0xC3], nil), ([0xE2, 0x82], nil),
+        ]
+        for length in [0, 1, 7, 8, 9, 15, 16, 17, 23, 24, 31] {
+            for offset in 0...length {
+                for kind in kinds {
+                    let filler = (0..<length).map { UInt8(ascii: "a") + UInt8($0 % 26) }
+                    let content = Array(filler[..<offset]) + kind.bytes + Array(filler[offset...])
+                    let document = [UInt8(ascii: "[")] + [0x22] + content + [0x22] + [UInt8(ascii: "]")]
+                    let keyed = [UInt8(ascii: "{"), 0x22] + content + [0x22, UInt8(ascii: ":"), UInt8(ascii: "1"), UInt8(ascii: "}")]
+                    if let decoded = kind.decoded {
+                        let expected = String(decoding: Array(filler[..<offset]) + decoded + Array(filler[offset...]), as: UTF8.self)
+                        #expect(try StrictJSON.parse(document) == .array([.string(expected)]), "\(content)")
+                        #expect(try StrictJSON.interchangeBytes(of: document) == StrictJSON.parse(document).interchangeBytes)
+                        #expect(try StrictJSON.parse(keyed) == .object(JSONObject([(expected, .number(1))])), "\(content)")
+                        #expect(try StrictJSON.interchangeBytes(of: keyed) == StrictJSON.parse(keyed).interchangeBytes)
+                    } else {
+                        let error = try #require(refusal(document), "\(content)")
+                        #expect(error.offset == 2 + offset, "\(content): \(error)")
+                        #expect((try? StrictJSON.interchangeBytes(of: document)) == nil)
+                        #expect(refusal(keyed)?.offset == 2 + offset)
+                    }
+                }
+            }
+        }
+        // A string that ends with the input, at every length: truncated, never read past the end.
+        for length in 0..<20 {
+            let text = [UInt8(ascii: "[")] + [0x22] + Array(repeating: UInt8(ascii: "x"), count: length)
+            #expect(refusal(text) != nil)
+            #expect((try? StrictJSON.interchangeBytes(of: text)) == nil)
+        }
+    }
+
     @Test("the four JSON whitespace characters are allowed around every token")
     func whitespace() throws {
         let value = try parsed(" \t\n\r{ \t\n\r\"a\" \t\n\r: \t\n\r[ \t\n\r1 \t\n\r, \t\n\rnull \t\n\r] \t\n\r} \t\n\r")
