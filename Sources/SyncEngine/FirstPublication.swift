@@ -10,9 +10,11 @@ import Synchronization
 /// store, top down, holding at most one sixteenth of the records (one prefix of one digit):
 /// while everything so far fits in one file the whole snapshot may still be one file; once it
 /// does not, each prefix of one digit is split as its own size says, as soon as its last record
-/// is in, and its files go to a thread of their own that writes and syncs them.
+/// is in, and its files go to two threads of their own that sign, write and sync them, part by
+/// part in turn: signing (Ed25519 reads each file twice) is the longest work of a first merge
+/// once the records are in, and two threads finish it in half the time.
 ///
-/// Used by the thread that saves the records only; the writer thread touches nothing but
+/// Used by the thread that saves the records only; the writer threads touch nothing but
 /// `written` (under its lock), hence `@unchecked Sendable`.
 final class FirstPublication: @unchecked Sendable {
     private let device: SyncDevice
@@ -27,7 +29,11 @@ final class FirstPublication: @unchecked Sendable {
     private var keptLineBytes = 0
     /// Whether the snapshot is known to be in parts (it is larger than one file may be).
     private var isSplit = false
-    private let writer = DispatchQueue(label: "SnapshotSync.FirstPublication")
+    private let writers = [
+        DispatchQueue(label: "SnapshotSync.FirstPublication.1"), DispatchQueue(label: "SnapshotSync.FirstPublication.2"),
+    ]
+    /// The number of parts handed to the writers so far (each goes to the next writer in turn).
+    private var scheduled = 0
     private let written = Mutex<(parts: [WrittenPart], failure: SystemCallError?)>(([], nil))
 
     struct Line {
@@ -87,7 +93,7 @@ final class FirstPublication: @unchecked Sendable {
         for leaf in leaves { schedule(lines.filter { leaf.contains($0.id) }, as: leaf) }
     }
 
-    /// Builds a part's file and hands it to the writer thread.
+    /// Builds a part's file and hands it to the next writer thread.
     private func schedule(_ lines: [Line], as part: PartPrefix) {
         var bytes = device.fileHeader(part: part, generation: generation, now: now)
         let headerCount = bytes.count
@@ -98,8 +104,10 @@ final class FirstPublication: @unchecked Sendable {
         }
         let contentDigest = content.finalize()
         let (records, generation, temporaryPath) = (lines.count, generation, device.folder.path(of: device.temporaryName(for: part)))
-        // Signed on the writer thread too: Ed25519 reads the file twice (about 4 ms per MB), which
+        // Signed on a writer thread too: Ed25519 reads the file twice (about 4 ms per MB), which
         // would hold up the inserts on this thread.
+        let writer = writers[scheduled % writers.count]
+        scheduled += 1
         writer.async { [self, bytes] in
             guard written.withLock({ $0.failure == nil }) else { return }
             var bytes = bytes
@@ -125,7 +133,7 @@ final class FirstPublication: @unchecked Sendable {
         close(through: 16)
         if !isSplit { schedule(kept, as: .whole) }
         kept = []
-        writer.sync {}
+        for writer in writers { writer.sync {} }
         let result = written.withLock { $0 }
         if result.failure != nil { discard() }
         return (result.parts.sorted { $0.part < $1.part }, result.failure)
@@ -133,7 +141,7 @@ final class FirstPublication: @unchecked Sendable {
 
     /// Removes the files written (a pass that rolled back).
     func discard() {
-        writer.sync {}
+        for writer in writers { writer.sync {} }
         let parts = written.withLock { state in
             defer { state.parts = [] }
             return state.parts
