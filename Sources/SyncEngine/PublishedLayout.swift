@@ -45,11 +45,14 @@ enum PublishedLayout {
     /// its bytes with its records replaced by their digest (``recordsDigest(of:)``). Computed
     /// from what a writer already has (header, footer, records' digest), so a file is never hashed
     /// twice; format 1 kept the same. Nil for a file of any other layout.
-    static func fileDigest(of bytes: [UInt8]) -> String? {
+    static func fileDigest(of bytes: [UInt8]) -> String? { digests(of: bytes)?.file }
+
+    /// ``fileDigest(of:)`` and ``recordsDigest(of:)`` together, the records hashed once.
+    static func digests(of bytes: [UInt8]) -> (file: String, records: String)? {
         guard let recordsDigest = recordsDigest(of: bytes), let (start, end) = recordsRegion(of: bytes) else {
             return nil
         }
-        return fileDigest(header: bytes[..<start], footer: bytes[end...], recordsDigest: recordsDigest)
+        return (fileDigest(header: bytes[..<start], footer: bytes[end...], recordsDigest: recordsDigest), recordsDigest)
     }
 
     /// The digest of a file with this header (up to `"records":[`), footer (from the line feed

@@ -59,8 +59,9 @@ struct OwnFileFacts: Sendable {
     var isSignedWithOwnKey: Bool
 
     init(_ reading: SnapshotReading, bytes: [UInt8], ownKey: PublicKey) {
-        fileDigest = PublishedLayout.fileDigest(of: bytes) ?? SHA256.hash(data: bytes).hexString
-        recordsDigest = PublishedLayout.recordsDigest(of: bytes)
+        let digests = PublishedLayout.digests(of: bytes)
+        fileDigest = digests?.file ?? SHA256.hash(data: bytes).hexString
+        recordsDigest = digests?.records
         isSignedWithOwnKey =
             reading.key == ownKey
             && reading.signature.map { signature in bytes.withUnsafeBytes { ownKey.verifies(signature, of: $0) } } == true
