@@ -253,3 +253,83 @@ enum RandomRecord {
         return text
     }
 }
+
+/// ``StrictJSONParser/endOfElement(from:)``, which skips eight bytes at a time inside strings,
+/// against the same walk one byte at a time.
+@Suite("finding an element's end")
+struct EndOfElementTests {
+    /// The end found one byte at a time: what the word-at-a-time walk must find.
+    static func reference(_ bytes: [UInt8], from start: Int) -> Int? {
+        var at = start
+        var depth = 0
+        while at < bytes.count {
+            let byte = bytes[at]
+            switch byte {
+            case UInt8(ascii: "\""):
+                at += 1
+                while at < bytes.count, bytes[at] != UInt8(ascii: "\"") { at += bytes[at] == UInt8(ascii: "\\") ? 2 : 1 }
+                guard at < bytes.count else { return nil }
+                at += 1
+                if depth == 0 { return at }
+                continue
+            case UInt8(ascii: "{"), UInt8(ascii: "["): depth += 1
+            case UInt8(ascii: "}"), UInt8(ascii: "]"):
+                if depth == 0 { return at }
+                depth -= 1
+                if depth == 0 { return at + 1 }
+            case UInt8(ascii: ","): if depth == 0 { return at }
+            default: if depth == 0, byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09 { return at }
+            }
+            at += 1
+        }
+        return depth == 0 && at > start ? at : nil
+    }
+
+    static func found(_ bytes: [UInt8], from start: Int) -> Int? {
+        bytes.withUnsafeBufferPointer { StrictJSONParser($0).endOfElement(from: start) }
+    }
+
+    @Test("generated values, whole and cut at every byte, from every start")
+    func generated() {
+        var random = SplitMix64(seed: 11)
+        for _ in 0..<400 {
+            var text = "["
+            for index in 0..<Int.random(in: 1...3, using: &random) {
+                if index > 0 { text += "," }
+                RandomJSON.value(depth: 0, into: &text, using: &random)
+            }
+            text += "],[{\"a\":\"b\"}]"
+            let bytes = Array(text.utf8)
+            for start in bytes.indices {
+                #expect(Self.found(bytes, from: start) == Self.reference(bytes, from: start), "\(text) from \(start)")
+            }
+            for cut in 1..<bytes.count {
+                let prefix = Array(bytes[..<cut])
+                #expect(Self.found(prefix, from: 0) == Self.reference(prefix, from: 0), "\(text) cut at \(cut)")
+            }
+        }
+    }
+
+    @Test("every bracket, brace, quote and backslash at every offset of a word")
+    func everyOffset() {
+        let specials: [UInt8] = [0x7B, 0x5B, 0x7D, 0x5D, 0x22, 0x3B, 0x1B, 0xFB, 0xDD, 0x5C, 0x2C, 0x20]
+        for offset in 0..<17 {
+            for special in specials {
+                for inner in [[], [UInt8(ascii: "1")], Array(#""x""#.utf8)] {
+                    var body = Array(repeating: UInt8(ascii: "7"), count: offset)
+                    body.append(special)
+                    // Balanced where the special byte opens or quotes, so that the element still ends.
+                    switch special {
+                    case 0x7B: body += inner + [0x7D]
+                    case 0x5B: body += inner + [0x5D]
+                    case 0x22: body += [0x22]
+                    default: break
+                    }
+                    body += Array(repeating: UInt8(ascii: "8"), count: 9)
+                    let bytes = [UInt8(ascii: "[")] + body + [UInt8(ascii: "]"), UInt8(ascii: ",")] + body
+                    #expect(Self.found(bytes, from: 0) == Self.reference(bytes, from: 0), "\(bytes)")
+                }
+            }
+        }
+    }
+}
