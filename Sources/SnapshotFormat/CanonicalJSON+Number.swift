@@ -24,6 +24,15 @@ extension CanonicalJSON {
             writeInteger(Int64(number), into: &buffer)
             return
         }
+        // Swift's `description` prints the shortest digits that round-trip, in plain decimal
+        // from 10^-4 up to 2^53 and with an exponent outside that: below 2^53 (where every number
+        // left is not an integer), one printed without an exponent is printed as ECMAScript
+        // prints it, in plain decimal (it uses an exponent only below 10^-6 or from 10^21).
+        var text = number.description
+        if number.magnitude < 9_007_199_254_740_992, !text.utf8.contains(UInt8(ascii: "e")) {
+            text.withUTF8 { buffer.append(contentsOf: $0) }
+            return
+        }
         let (digits, pointPosition) = shortestDigits(number)
         if number < 0 { buffer.append(UInt8(ascii: "-")) }
         // ECMAScript's rule with k = digits.count and n = pointPosition: value = 0.d1d2…dk × 10^n.

@@ -1,5 +1,7 @@
+import Foundation
 import SnapshotFormat
 import Testing
+import TestSupport
 
 private func canonical(_ text: String) throws -> String {
     try StrictJSON.parse(Array(text.utf8)).canonicalString
@@ -54,6 +56,44 @@ struct CanonicalJSONTests {
             let back = try #require(Double(text), "\(text)")
             #expect(back == value, "\(value) written as \(text)")
             #expect(try StrictJSON.parseCanonical(text) == .number(value), "\(text)")
+        }
+    }
+
+    /// ECMAScript's Number.prototype.toString, from C's printf instead of Swift's `description`:
+    /// the fewest significant digits (printf rounds to the nearest at each count) that read back
+    /// as `value`, placed by the specification's rule.
+    static func ecmaScriptReference(_ value: Double) -> String {
+        guard value != 0 else { return "0" }
+        for precision in 1...17 {
+            let text = String(format: "%.\(precision - 1)e", value.magnitude)
+            guard Double(text) == value.magnitude else { continue }
+            let (mantissa, exponent) = (text.split(separator: "e")[0], Int(text.split(separator: "e")[1])!)
+            var digits = Array(mantissa.filter { $0 != "." })
+            while digits.count > 1, digits.last == "0" { digits.removeLast() }
+            let k = digits.count, n = exponent + 1
+            let sign = value < 0 ? "-" : ""
+            let all = String(digits)
+            if k <= n, n <= 21 { return sign + all + String(repeating: "0", count: n - k) }
+            if 0 < n, n <= 21 { return sign + all.prefix(n) + "." + all.dropFirst(n) }
+            if -6 < n, n <= 0 { return sign + "0." + String(repeating: "0", count: -n) + all }
+            let tail = k > 1 ? "." + all.dropFirst() : ""
+            return sign + all.prefix(1) + tail + "e" + (n - 1 < 0 ? "-" : "+") + String((n - 1).magnitude)
+        }
+        preconditionFailure("17 digits always read back")
+    }
+
+    @Test("random doubles of every magnitude are written as ECMAScript writes them (checked against printf)")
+    func numbersAgainstPrintf() {
+        var random = SplitMix64(seed: 3)
+        for round in 0..<40_000 {
+            let exponent = Int.random(in: -9...23, using: &random)
+            let digits = Int.random(in: 1...17, using: &random)
+            let significand = Double(UInt64.random(in: 1...99_999_999_999_999_999, using: &random) % UInt64(pow(10.0, Double(digits))))
+            var value = significand * pow(10.0, Double(exponent - digits))
+            if round % 2 == 1 { value = -value }
+            if round % 5 == 0 { value = Double(bitPattern: UInt64.random(in: 0...0x7FEF_FFFF_FFFF_FFFF, using: &random)) }
+            guard value.isFinite else { continue }
+            #expect(CanonicalJSON.numberString(value) == Self.ecmaScriptReference(value), "\(value)")
         }
     }
 

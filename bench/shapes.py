@@ -1,0 +1,139 @@
+#!/usr/bin/env python3
+"""Cold merge on folders shaped as other generators shape them, against the orjson merge.
+
+bench/generate.py makes one family of folders (varied in spelling, layout and irregularities);
+a folder written by another program can differ in what dominates it. Each shape below makes
+one thing dominate, so that a cost that grows with it shows:
+
+  small    3 x 100,000 records with tiny fields (a title and a flag): per-record costs
+  text     3 x 30,000 records each with 0.5-3.5 KB of prose: per-byte costs in long strings
+  many     12 devices x 25,000 records: many files, long version vectors
+  numbers  3 x 60,000 records of 20 doubles each, in every magnitude: number parsing and writing
+  pretty   3 x 100,000 records, indented by Python's json.dump(indent=2): whitespace
+
+Every device holds every record; 5 % of each device's records are its own later edit (with
+three devices, some are concurrent: conflicts). Format 1 files as json.dump writes them.
+
+For each shape: a first merge by syncctl into a fresh state directory, and
+bench/baselines/naive_merge_orjson.py on the same folder, interleaved, --runs times each;
+prints the medians and the ratio.
+
+    python3 bench/shapes.py --syncctl .build-static/release/syncctl [--shapes text,small] [--runs 3]
+
+Folders are generated once under --data (default: $BENCH_DATA, else ../bench-data)/shapes/.
+"""
+import argparse
+import datetime
+import glob
+import hashlib
+import json
+import os
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+WORDS = ("apple banana cherry milk bread eggs cheese butter rice pasta tomato onion garlic pepper "
+         "salt sugar Käse Crème brûlée 寿司 Σπανάκι Хлеб").split()
+
+
+def stamp(ms):
+    seconds, millis = divmod(ms, 1000)
+    day = datetime.datetime.fromtimestamp(seconds, datetime.timezone.utc)
+    return day.strftime("%Y-%m-%dT%H:%M:%S") + f".{millis:03d}Z"
+
+
+SHAPES = {
+    # name: (devices, records, fields(rng), indent)
+    "small": (3, 100_000, lambda r: {"title": r.choice(WORDS), "done": r.random() < 0.5}, None),
+    "text": (3, 30_000, lambda r: {"title": r.choice(WORDS),
+                                   "body": " ".join(r.choice(WORDS) for _ in range(r.randrange(100, 600)))}, None),
+    "many": (12, 25_000, lambda r: {"title": r.choice(WORDS), "qty": r.randrange(10), "price": r.random() * 100}, None),
+    "numbers": (3, 60_000, lambda r: {"values": [r.random() * 10 ** r.randrange(-5, 8) for _ in range(20)],
+                                      "n": r.randrange(1 << 40)}, None),
+    "pretty": (3, 100_000, lambda r: {"title": r.choice(WORDS), "tags": [r.choice(WORDS) for _ in range(3)],
+                                      "meta": {"a": r.randrange(100), "b": r.choice(WORDS)}}, 2),
+}
+
+
+def generate(folder, shape, seed=1):
+    devices, count, fields, indent = SHAPES[shape]
+    rng = random.Random(seed)
+    names = [f"dev-{i}" for i in range(devices)]
+    base = 1_790_000_000_000
+    records = []
+    for i in range(count):
+        creator = rng.choice(names)
+        records.append({"id": str(uuid.UUID(int=rng.getrandbits(128), version=4)).upper(), "type": "Item",
+                        "lastModified": stamp(base + i), "modifiedBy": creator, "versionVector": {creator: 1},
+                        "fields": fields(rng)})
+    partial = folder + ".partial"
+    shutil.rmtree(partial, ignore_errors=True)
+    os.makedirs(partial)
+    for name in names:
+        held = []
+        for record in records:
+            if rng.random() < 0.05:  # this device's later edit
+                record = dict(record, modifiedBy=name, fields=fields(rng),
+                              lastModified=stamp(base + count + rng.randrange(100_000)),
+                              versionVector=dict(record["versionVector"], **{name: record["versionVector"].get(name, 0) + 1}))
+            held.append(record)
+        document = {"format": 1, "device": name, "generation": 1, "writtenAt": stamp(base + 10**7), "records": held}
+        with open(os.path.join(partial, name + ".json"), "w", encoding="utf-8") as f:
+            json.dump(document, f, ensure_ascii=False, indent=indent, separators=None if indent else (",", ":"))
+    os.rename(partial, folder)
+
+
+def timed(argv):
+    start = time.perf_counter()
+    done = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(argv)} failed ({done.returncode}): {done.stderr.strip()[:2000]}")
+    return time.perf_counter() - start
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--syncctl", required=True, help="the syncctl binary to measure (a release build)")
+    p.add_argument("--shapes", default=",".join(SHAPES), help=f"comma-separated, of: {','.join(SHAPES)}")
+    p.add_argument("--runs", type=int, default=3, help="runs of each (default 3)")
+    p.add_argument("--data", default=os.environ.get("BENCH_DATA", os.path.join(os.path.dirname(ROOT), "bench-data")))
+    a = p.parse_args()
+    with open(os.path.abspath(__file__), "rb") as f:
+        digest = hashlib.sha256(f.read()).hexdigest()[:8]
+    baseline = os.path.join(ROOT, "bench", "baselines", "naive_merge_orjson.py")
+    print("| shape | MB | syncctl merge (median) | orjson merge (median) | faster |")
+    print("|---|---|---|---|---|")
+    for shape in a.shapes.split(","):
+        folder = os.path.join(a.data, "shapes", f"{shape}-{digest}")
+        if not os.path.isdir(folder):
+            print(f"generating {shape} into {folder}", file=sys.stderr)
+            generate(folder, shape)
+        files = sorted(glob.glob(os.path.join(folder, "*.json")))
+        megabytes = sum(os.path.getsize(f) for f in files) / 1e6
+        work = tempfile.mkdtemp(prefix="snapshotsync-shapes-")
+        try:
+            ours, theirs = [], []
+            for run in range(a.runs):
+                shared, state = os.path.join(work, f"shared-{run}"), os.path.join(work, f"state-{run}")
+                os.makedirs(shared)
+                for f in files:
+                    shutil.copy(f, shared)
+                os.sync()
+                ours.append(timed([a.syncctl, "merge", "--shared", shared, "--state", state, "--device", "bench", "--json"]))
+                theirs.append(timed([sys.executable, baseline, folder, os.path.join(work, "orjson.json")]))
+                shutil.rmtree(shared)
+                shutil.rmtree(state)
+            m, o = statistics.median(ours), statistics.median(theirs)
+            print(f"| {shape} | {megabytes:.0f} | {m * 1000:.0f} ms | {o * 1000:.0f} ms | {o / m:.1f}× |", flush=True)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
