@@ -1,5 +1,7 @@
+import Dispatch
 import SnapshotFormat
 import SyncStore
+import Synchronization
 
 /// The shared folder as a pass found it, before any file is read: what is known of the files
 /// not to read, and the files to read.
@@ -22,12 +24,25 @@ extension SyncDevice {
     func scanFolder(rereadAll: Bool) throws -> FolderScan {
         var findings = FolderFindings()
         findings.report.ownFile = folder.path(of: ownFileName)
-        let (entries, ignored) = try folder.candidates()
+        // The listing (a stat per file) and the rows of the files read before are independent:
+        // the rows are read on another thread meanwhile (at 1,024 files each takes about 2 ms).
+        let store = store
+        let rows = Mutex<Result<([String: StoredSource], Bool), any Error>?>(nil)
+        let reading = DispatchGroup()
+        DispatchQueue.global(qos: .userInitiated).async(group: reading) {
+            let result = Result {
+                try store.reading { session in
+                    (Dictionary(uniqueKeysWithValues: try session.sources().map { ($0.name, $0) }), try session.hasWritten())
+                }
+            }
+            rows.withLock { $0 = result }
+        }
+        let listing = Result { try folder.candidates() }
+        reading.wait()
+        let (entries, ignored) = try listing.get()
+        let (known, hasWritten) = try rows.withLock { $0! }.get()
         findings.report.ignoredNames = ignored.filter { !$0.hasPrefix(".\(ownFileName).") }
         removeStaleTemporaryFiles(among: ignored)
-        let (known, hasWritten) = try store.reading { session in
-            (Dictionary(uniqueKeysWithValues: try session.sources().map { ($0.name, $0) }), try session.hasWritten())
-        }
         findings.previousRows = known
         var changed: [(name: String, status: FileStatus)] = []
         for entry in entries {
