@@ -29,10 +29,14 @@ extension CanonicalJSON {
         // left is not an integer), one printed without an exponent is printed as ECMAScript
         // prints it, in plain decimal (it uses an exponent only below 10^-6 or from 10^21).
         var text = number.description
-        if number.magnitude < 9_007_199_254_740_992, !text.utf8.contains(UInt8(ascii: "e")) {
-            text.withUTF8 { buffer.append(contentsOf: $0) }
-            return
-        }
+        let isPlain =
+            number.magnitude < 9_007_199_254_740_992
+            && text.withUTF8 { utf8 in
+                guard !utf8.contains(UInt8(ascii: "e")) else { return false }
+                buffer.append(contentsOf: utf8)
+                return true
+            }
+        if isPlain { return }
         let (digits, pointPosition) = shortestDigits(number)
         if number < 0 { buffer.append(UInt8(ascii: "-")) }
         // ECMAScript's rule with k = digits.count and n = pointPosition: value = 0.d1d2…dk × 10^n.
