@@ -410,6 +410,8 @@ extension StrictJSONParser {
         var at = start
         var depth = 0
         let count = input.count
+        guard let base = input.baseAddress else { return nil }
+        let raw = UnsafeRawPointer(base)
         while at < count {
             let byte = input[at]
             switch byte {
@@ -417,7 +419,6 @@ extension StrictJSONParser {
                 at += 1
                 // Eight bytes at a time while none of them is a quote or a backslash (the
                 // classic "has a zero byte" test on the word XORed with each).
-                let raw = UnsafeRawPointer(input.baseAddress!)
                 while at + 8 <= count {
                     let word = raw.loadUnaligned(fromByteOffset: at, as: UInt64.self)
                     let quotes = word ^ 0x2222_2222_2222_2222
@@ -443,11 +444,41 @@ extension StrictJSONParser {
                 if depth == 0 { return at + 1 }
             case UInt8(ascii: ","):
                 if depth == 0 { return at }
+            case UInt8(ascii: "0")...UInt8(ascii: "9") where depth > 0:
+                // A number inside an array or object: on to the next quote or bracket, eight bytes
+                // at a time (digits, commas, colons and spaces between do not matter in there).
+                // Arrays of numbers are long runs of such bytes; elsewhere a number is short.
+                at += 1
+                while at + 8 <= count {
+                    let word = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: at, as: UInt64.self))
+                    let found = Self.quotesAndBrackets(in: word)
+                    if found != 0 {
+                        at += found.trailingZeroBitCount >> 3
+                        break
+                    }
+                    at += 8
+                }
+                continue
             default:
                 if depth == 0, byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09 { return at }
             }
             at += 1
         }
         return depth == 0 && at > start ? at : nil
+    }
+
+    /// The top bit of each byte of `word` (in memory order, from the low end) that is a quote, a
+    /// bracket or a brace, and possibly of bytes after the first such one; zero when there is
+    /// none. The classic "has a zero byte" test, exact up to the first zero, on the word XORed
+    /// with each: `[` and `]` fold onto `{` and `}` with the 0x20 bit set, and no other byte does.
+    @inline(__always)
+    static func quotesAndBrackets(in word: UInt64) -> UInt64 {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let folded = word | (ones &* 0x20)
+        let opening = folded ^ (ones &* UInt64(UInt8(ascii: "{")))
+        let closing = folded ^ (ones &* UInt64(UInt8(ascii: "}")))
+        let quotes = word ^ (ones &* UInt64(UInt8(ascii: "\"")))
+        let zeros = ((opening &- ones) & ~opening) | ((closing &- ones) & ~closing) | ((quotes &- ones) & ~quotes)
+        return zeros & (ones &* 0x80)
     }
 }

@@ -254,7 +254,7 @@ enum RandomRecord {
     }
 }
 
-/// ``StrictJSONParser/endOfElement(from:)``, which skips eight bytes at a time inside strings,
+/// ``StrictJSONParser/endOfElement(from:)``, which skips eight bytes at a time inside strings and numbers,
 /// against the same walk one byte at a time.
 @Suite("finding an element's end")
 struct EndOfElementTests {
