@@ -65,6 +65,38 @@ struct PartsTests {
         #expect(again.publishedFiles.isEmpty && again.removedFiles.isEmpty)
     }
 
+    @Test("a first merge whose part cannot be written says so and leaves none of its files behind; the next merge publishes every part")
+    func firstPublicationFails() throws {
+        // Given phone's 400 records (16 parts for desk) and, where desk's first merge writes part
+        // 7 before renaming it, a directory: writing it fails, root or not
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        try sandbox.write("phone.json", Self.peerFile("phone", generation: 1, 0..<400))
+        let desk = try sandbox.device("desk", partPolicy: Self.policy)
+        let blocking = ".desk.json.\(getpid()).7.tmp"
+        try FileManager.default.createDirectory(atPath: sandbox.sharedPath(blocking), withIntermediateDirectories: false)
+
+        // When desk merges for the first time
+        // Then the merge fails as a publication that failed, and no file of desk's is left in the
+        // folder: neither the parts written before nor after part 7 (two threads write them)
+        #expect {
+            try desk.merge()
+        } throws: { error in
+            guard case EngineError.publishFailed = error else { return false }
+            return true
+        }
+        let left = try FileManager.default.contentsOfDirectory(atPath: sandbox.shared).filter { $0.contains("desk") }
+        #expect(left == [blocking])
+
+        // And once the directory is gone, the next merge publishes all 16 parts with every record
+        try FileManager.default.removeItem(atPath: sandbox.sharedPath(blocking))
+        let report = try desk.merge()
+        let published = try #require(try PublishedSnapshot.read(folder: sandbox.shared, device: "desk"))
+        #expect(published.files.count == 16, "\(published.files)")
+        #expect(published.recordCount == 400 && published.problems.isEmpty)
+        #expect(report.publishedFiles.count == 16)
+    }
+
     @Test("an edit rewrites only the part that holds the record; every other part file is left as it was")
     func editRewritesOnePart() throws {
         let sandbox = try Sandbox()
