@@ -123,7 +123,8 @@ final class FirstPublication: @unchecked Sendable {
                 try SystemCalls.writeNewFile(file.temporaryPath, bytes)
                 written.withLock { $0.parts.append(file) }
             } catch {
-                written.withLock { $0.failure = error }
+                // The first failure is the one reported, whichever thread meets a second one.
+                written.withLock { if $0.failure == nil { $0.failure = error } }
             }
         }
     }

@@ -60,17 +60,27 @@ struct CanonicalJSONTests {
     }
 
     /// ECMAScript's Number.prototype.toString, from C's printf instead of Swift's `description`:
-    /// the fewest significant digits (printf rounds to the nearest at each count) that read back
-    /// as `value`, placed by the specification's rule.
+    /// the fewest significant digits that read back as `value`, the closest such decimal, placed by
+    /// the specification's rule. At each count of digits printf gives the nearest decimal; at a
+    /// power of two the doubles that read back reach farther above the value than below it, so
+    /// the decimals on either side of the nearest are tried too.
     static func ecmaScriptReference(_ value: Double) -> String {
         guard value != 0 else { return "0" }
+        let magnitude = value.magnitude
         for precision in 1...17 {
-            let text = String(format: "%.\(precision - 1)e", value.magnitude)
-            guard Double(text) == value.magnitude else { continue }
-            let (mantissa, exponent) = (text.split(separator: "e")[0], Int(text.split(separator: "e")[1])!)
-            var digits = Array(mantissa.filter { $0 != "." })
+            let text = String(format: "%.\(precision - 1)e", magnitude)
+            let exponent = Int(text.split(separator: "e")[1])!
+            let nearest = UInt64(text.split(separator: "e")[0].filter { $0 != "." })!
+            let scale = exponent - precision + 1  // value ≈ significand × 10^scale
+            guard
+                let significand = [nearest, nearest + 1, nearest - 1].first(where: { candidate in
+                    candidate > 0 && Double("\(candidate)e\(scale)") == magnitude
+                })
+            else { continue }
+            var digits = Array(String(significand))
+            let n = digits.count + scale
             while digits.count > 1, digits.last == "0" { digits.removeLast() }
-            let k = digits.count, n = exponent + 1
+            let k = digits.count
             let sign = value < 0 ? "-" : ""
             let all = String(digits)
             if k <= n, n <= 21 { return sign + all + String(repeating: "0", count: n - k) }
@@ -95,6 +105,13 @@ struct CanonicalJSONTests {
             guard value.isFinite else { continue }
             #expect(CanonicalJSON.numberString(value) == Self.ecmaScriptReference(value), "\(value)")
         }
+        // Every power of two, where the doubles that read back are not centred on the value
+        // (2^-24 is 5.960464477539063e-8, not the nearest 17 digits 5.9604644775390625e-8).
+        for exponent in -1074...1023 {
+            let value = Double(sign: .plus, exponent: exponent, significand: 1)
+            #expect(CanonicalJSON.numberString(value) == Self.ecmaScriptReference(value), "2^\(exponent)")
+        }
+        #expect(Self.ecmaScriptReference(0x1p-24) == "5.960464477539063e-8")
     }
 
     @Test("strings escape only quote, backslash and controls below U+0020, using the short forms")

@@ -296,7 +296,7 @@ struct StrictJSONParserTests {
                 }
             }
         }
-        // A string that ends with the input, at every length: truncated, never read past the end.
+        // A string that ends with the input, at every length: refused as truncated by both paths.
         for length in 0..<20 {
             let text = [UInt8(ascii: "[")] + [0x22] + Array(repeating: UInt8(ascii: "x"), count: length)
             #expect(refusal(text) != nil)
