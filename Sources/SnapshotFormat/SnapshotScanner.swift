@@ -417,16 +417,12 @@ extension StrictJSONParser {
             switch byte {
             case UInt8(ascii: "\""):
                 at += 1
-                // Eight bytes at a time while none of them is a quote or a backslash (the
-                // classic "has a zero byte" test on the word XORed with each).
+                // Eight bytes at a time while none of them is a quote or a backslash.
                 while at + 8 <= count {
                     let word = raw.loadUnaligned(fromByteOffset: at, as: UInt64.self)
-                    let quotes = word ^ 0x2222_2222_2222_2222
-                    let backslashes = word ^ 0x5C5C_5C5C_5C5C_5C5C
                     let found =
-                        ((quotes &- 0x0101_0101_0101_0101) & ~quotes)
-                        | ((backslashes &- 0x0101_0101_0101_0101) & ~backslashes)
-                    if found & 0x8080_8080_8080_8080 != 0 { break }
+                        Self.zeroBytes(in: word ^ Self.repeated(0x22)) | Self.zeroBytes(in: word ^ Self.repeated(0x5C))
+                    if found != 0 { break }
                     at += 8
                 }
                 while at < count, input[at] != UInt8(ascii: "\"") {
@@ -469,16 +465,12 @@ extension StrictJSONParser {
 
     /// The top bit of each byte of `word` (in memory order, from the low end) that is a quote, a
     /// bracket or a brace, and possibly of bytes after the first such one; zero when there is
-    /// none. The classic "has a zero byte" test, exact up to the first zero, on the word XORed
-    /// with each: `[` and `]` fold onto `{` and `}` with the 0x20 bit set, and no other byte does.
+    /// none (``zeroBytes(in:)`` on the word XORed with each: `[` and `]` fold onto `{` and `}`
+    /// with the 0x20 bit set, and no other byte does).
     @inline(__always)
     static func quotesAndBrackets(in word: UInt64) -> UInt64 {
-        let ones: UInt64 = 0x0101_0101_0101_0101
-        let folded = word | (ones &* 0x20)
-        let opening = folded ^ (ones &* UInt64(UInt8(ascii: "{")))
-        let closing = folded ^ (ones &* UInt64(UInt8(ascii: "}")))
-        let quotes = word ^ (ones &* UInt64(UInt8(ascii: "\"")))
-        let zeros = ((opening &- ones) & ~opening) | ((closing &- ones) & ~closing) | ((quotes &- ones) & ~quotes)
-        return zeros & (ones &* 0x80)
+        let folded = word | repeated(0x20)
+        return zeroBytes(in: folded ^ repeated(UInt8(ascii: "{"))) | zeroBytes(in: folded ^ repeated(UInt8(ascii: "}")))
+            | zeroBytes(in: word ^ repeated(UInt8(ascii: "\"")))
     }
 }

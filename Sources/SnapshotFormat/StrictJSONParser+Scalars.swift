@@ -143,22 +143,37 @@ extension StrictJSONParser {
     func skippingPlainASCII(from start: Int) -> Int {
         guard let base = input.baseAddress else { return start }
         let raw = UnsafeRawPointer(base)
-        let ones: UInt64 = 0x0101_0101_0101_0101
         var at = start
         while at + 8 <= input.count {
             let word = raw.loadUnaligned(fromByteOffset: at, as: UInt64.self)
-            let quotes = word ^ (ones &* 0x22)
-            let backslashes = word ^ (ones &* 0x5C)
-            // The classic word tests: a zero byte in the word XORed with a quote or a backslash, a
-            // byte below 0x20 (both exact for whether there is one); a byte of 0x80 or more (the
-            // start or middle of a UTF-8 sequence, validated byte by byte) has its top bit set.
+            // A byte of 0x80 or more (the start or middle of a UTF-8 sequence, validated byte by
+            // byte) has its top bit set in the word itself.
             let special =
-                ((quotes &- ones) & ~quotes) | ((backslashes &- ones) & ~backslashes)
-                | ((word &- ones &* 0x20) & ~word) | word
-            if special & (ones &* 0x80) != 0 { break }
+                Self.zeroBytes(in: word ^ Self.repeated(0x22)) | Self.zeroBytes(in: word ^ Self.repeated(0x5C))
+                | Self.bytesBelow(0x20, in: word) | (word & Self.repeated(0x80))
+            if special != 0 { break }
             at += 8
         }
         return at
+    }
+
+    /// `byte` in each of a word's eight bytes.
+    @inline(__always)
+    static func repeated(_ byte: UInt8) -> UInt64 { 0x0101_0101_0101_0101 &* UInt64(byte) }
+
+    /// The top bit of each zero byte of `word`, and possibly of bytes above the lowest zero byte
+    /// (a borrow): the classic word test, exact for whether there is one and for which is lowest.
+    /// XORed first with ``repeated(_:)``, it finds a given byte.
+    @inline(__always)
+    static func zeroBytes(in word: UInt64) -> UInt64 {
+        (word &- repeated(0x01)) & ~word & repeated(0x80)
+    }
+
+    /// The top bit of each byte of `word` below `limit` (at most 0x80), with the same exactness
+    /// as ``zeroBytes(in:)``.
+    @inline(__always)
+    static func bytesBelow(_ limit: UInt8, in word: UInt64) -> UInt64 {
+        (word &- repeated(limit)) & ~word & repeated(0x80)
     }
 
     /// The length of the well-formed UTF-8 sequence starting at `start` (Unicode Table 3-7).
