@@ -241,11 +241,11 @@ extension SyncDevice {
         return highest + 1
     }
 
-    /// The digests of the elements that the whole snapshots among `files` held when they last
-    /// merged (``SourceTally/mergedElements``): a foreign writer's file, whose elements are not
-    /// this device's lines, then costs what changed in it, not what it holds.
+    /// The digests of the elements that `files` held when they last merged, other than the
+    /// store's own lines (``SourceTally/mergedElements``): a foreign writer's file, whose
+    /// elements are not this device's lines, then costs what changed in it, not what it holds.
     private func mergedElements(of files: [ReadingPlan.File]) throws -> Set<ElementDigest> {
-        let names = files.map(\.name).filter { ReadingPlan.suggestedPart($0) == nil }
+        let names = files.map(\.name)
         guard !names.isEmpty else { return [] }
         var digests = Set<ElementDigest>()
         try store.reading { session in

@@ -119,8 +119,11 @@ struct SourceTally: Sendable {
     /// For a whole snapshot: the digests of its elements whose every version was taken (or that
     /// were known merged and skipped), kept by the store once the file merges
     /// (``StoreSession/saveMergedElements(_:of:)``), so that its next change reads only the
-    /// elements that differ.
+    /// elements that differ. For a part read by digest: those of them that are not a line the
+    /// store holds.
     var mergedElements: [ElementDigest] = []
+    /// Whether a part was read by digest (``mergedElements`` then replaces what the store kept).
+    var readByDigest = false
 
     init(now: Timestamp, margin: Int64) {
         futureDates = FutureDates(now: now, margin: margin)
@@ -134,6 +137,7 @@ struct SourceTally: Sendable {
         futureDates.add(other.futureDates)
         isInvalidJSON = isInvalidJSON || other.isInvalidJSON
         mergedElements += other.mergedElements
+        readByDigest = readByDigest || other.readByDigest
     }
 }
 
@@ -316,9 +320,15 @@ struct SourceReader: Sendable {
         var digestOfReading = [ElementDigest?](repeating: nil, count: toParse.count)
         for (fileIndex, elements) in group.elements.enumerated() where !elements.isEmpty {
             guard let part = files[fileIndex].header?.part else { continue }
-            // A whole snapshot keeps the digests of the elements it merged (parts need not: a
-            // peer's part holds the store's own lines, which `held` has).
+            // A whole snapshot keeps the digests of the elements it merged. A part, read by
+            // digest, keeps those of the elements that are not a line the store holds: a peer in
+            // step publishes the store's own lines, which `held` has, but a peer not in step, or
+            // another writer, holds other versions, which its next change would parse and merge
+            // again (at 1,000,000 records, a sixth of a part of the benchmark's peers). A first
+            // merge reads parts by id, without digests: it keeps none, the next read does.
             let keepsMerged = part == .whole
+            let keepsUnheld = part != .whole && digests != nil
+            if keepsUnheld { tallies[fileIndex].readByDigest = true }
             for (position, (element, plan)) in zip(elements, plans[fileIndex]).enumerated() {
                 let digest = {
                     if let known = digests?[fileIndex][position] { return known }
@@ -329,7 +339,7 @@ struct SourceReader: Sendable {
                     return computed
                 }
                 guard plan >= 0 else {
-                    if keepsMerged { tallies[fileIndex].mergedElements.append(digest()) }
+                    if keepsMerged || (keepsUnheld && plan == -2) { tallies[fileIndex].mergedElements.append(digest()) }
                     continue
                 }
                 let reading = parsed[plan]
@@ -341,7 +351,7 @@ struct SourceReader: Sendable {
                 take(reading.versions, problems: reading.problems, at: element, part: part, into: &tallies[fileIndex])
                 // Merged only when every version was taken: one rejected, or not fitting its
                 // schema, is read again (and reported) when the file next changes.
-                if keepsMerged, tallies[fileIndex].problems.count == before.1,
+                if keepsMerged || keepsUnheld, tallies[fileIndex].problems.count == before.1,
                     tallies[fileIndex].versions.count == before.0 + reading.versions.count
                 {
                     tallies[fileIndex].mergedElements.append(digest())
@@ -424,8 +434,10 @@ struct SourceReader: Sendable {
             for element in elements {
                 let digest = ElementDigest(of: bytesOf[fileIndex][element])
                 digests[fileIndex].append(digest)
-                if held.contains(digest) || merged.contains(digest) {
+                if held.contains(digest) {
                     plans[fileIndex].append(-1)
+                } else if merged.contains(digest) {
+                    plans[fileIndex].append(-2)
                 } else if let parsed = firstHolder[digest] {
                     plans[fileIndex].append(parsed)
                 } else {

@@ -80,6 +80,45 @@ struct ForeignWriterTests {
         #expect(desk.progress.current.versions == 2)
     }
 
+    /// tool.A.json, a part of another tool's snapshot: `count` records written as ``element(_:edit:)``
+    /// writes them, with ids in part A, those in `edited` edited a second time.
+    static func part(count: Int, generation: Int64, edited: Set<Int> = []) -> String {
+        let records = (0..<count).map { n in
+            element(n, edit: edited.contains(n) ? 2 : 1).replacingOccurrences(of: id(n), with: partID(n))
+        }
+        return #"{"format": 2, "device": "tool", "part": "A", "generation": \#(generation), "records": [\#(records.joined(separator: ","))]}"#
+    }
+
+    static func partID(_ n: Int) -> String { String(format: "A%07X-0000-4000-8000-%012d", n, n) }
+
+    @Test("another tool's part: once a change of it has merged, its next change reads only what changed")
+    func partChangeReadsWhatChanged() throws {
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        let count = 200
+        try sandbox.write("tool.A.json", Self.part(count: count, generation: 1))
+        let desk = try sandbox.device("desk")
+        #expect(try desk.merge().added == count)
+
+        // A first merge reads parts by id and keeps no digests: the first change reads every
+        // element, none of which is a line the store holds
+        try sandbox.write("tool.A.json", Self.part(count: count, generation: 2, edited: [5]))
+        #expect(try desk.merge().changed == 1)
+        #expect(desk.progress.current.versions == count)
+
+        // The next change reads the changed record alone
+        try sandbox.write("tool.A.json", Self.part(count: count, generation: 3, edited: [5, 150]))
+        let second = try desk.merge()
+        #expect(second.changed == 1 && second.added == 0)
+        #expect(desk.progress.current.versions == 1)
+        let held = try #require(try desk.store.reading { try $0.record(RecordID(Self.partID(150))!) })
+        #expect(held.version.fields["note"] == .string("record 150, edit 2, ünïcode"))
+
+        // And reading everything again reads every record
+        _ = try desk.merge(rereadAll: true)
+        #expect(desk.progress.current.versions == count)
+    }
+
     static func id(_ n: Int) -> String {
         String(format: "%08X-0000-4000-8000-%012d", UInt32(truncatingIfNeeded: UInt64(n + 1) &* 2_654_435_761), n)
     }
