@@ -1,0 +1,111 @@
+#!/usr/bin/env python3
+"""What a peer's part costs to merge the first and the second time it changes, two builds interleaved.
+
+A generated folder's peers never take in the merged state: about a sixth of each of their parts
+holds versions other than the lines this device stores (older versions, the other side of a
+conflict). Since 26 November a part keeps the digests of those elements once a change of it
+merges, so that its next change parses and merges only what changed; this compares that second
+change between two syncctl builds, on the same store, one build after the other:
+
+ 1. FOLDER's *.json are copied into a work folder and merged once by NEW (not timed): the store
+    and this device's ("bench") parts.
+ 2. For each round and each build B in (OLD, NEW): a part P of the peer device-1 not changed
+    before; one record of P edited (its vector advanced, a new note, the file renamed into
+    place) and merged by NEW (P's first change, timed as "first"); then another record of P
+    edited and merged by B (P's second change, timed for B).
+ 3. Each merge must report exactly one record changed.
+
+    python3 bench/part_again.py ../bench-data/folders/d3-r1000000-s1-idorder-parts2-305b6f91 \\
+        OLD/syncctl NEW/syncctl [--rounds 10]
+
+The work folder and state go in a temporary directory (under $TMPDIR), removed at the end.
+"""
+import argparse
+import glob
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import tempfile
+import time
+
+PEER = "device-1"
+
+
+def edit(path, index, stamp):
+    """Edits record `index` of the part at `path` as its device would, and renames it into place."""
+    with open(path, encoding="utf-8") as f:
+        doc = json.load(f)
+    record = doc["records"][index]
+    vector = dict(record.get("versionVector") or {})
+    vector[PEER] = vector.get(PEER, 0) + 1
+    now = int(time.time() * 1000)
+    written = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now / 1000)) + ".%03dZ" % (now % 1000)
+    fields = dict(record.get("fields") or {})
+    fields["note"] = f"edited by bench/part_again.py ({stamp})"
+    record.update(versionVector=vector, lastModified=written, modifiedBy=PEER, fields=fields)
+    doc["generation"] += 1
+    doc["writtenAt"] = written
+    temporary = os.path.join(os.path.dirname(path), "." + os.path.basename(path) + ".bench.tmp")
+    with open(temporary, "w", encoding="utf-8") as f:
+        json.dump(doc, f, ensure_ascii=False, separators=(",", ":"))
+        f.flush()
+        os.fsync(f.fileno())
+    os.rename(temporary, path)
+    os.sync()
+
+
+def merge(binary, shared, state):
+    start = time.perf_counter()
+    done = subprocess.run([binary, "merge", "--shared", shared, "--state", state, "--device", "bench", "--json"],
+                          capture_output=True, text=True)
+    wall = time.perf_counter() - start
+    if done.returncode != 0:
+        raise SystemExit(f"{binary} merge failed ({done.returncode}): {done.stderr.strip()}")
+    changed = json.loads(done.stdout)["changed"]
+    if changed != 1:
+        raise SystemExit(f"{binary}: {changed} records changed, expected 1")
+    return wall
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("folder")
+    p.add_argument("old")
+    p.add_argument("new")
+    p.add_argument("--rounds", type=int, default=10, help="parts changed twice per build (default 10)")
+    a = p.parse_args()
+    files = sorted(glob.glob(os.path.join(a.folder, "*.json")))
+    parts = sorted(os.path.basename(f) for f in files if os.path.basename(f).startswith(PEER + "."))
+    if len(parts) < 2 * a.rounds:
+        raise SystemExit(f"{a.folder}: {len(parts)} parts of {PEER}, {2 * a.rounds} needed (a folder in parts)")
+    work = tempfile.mkdtemp(prefix="snapshotsync-part-again-")
+    try:
+        shared, state = os.path.join(work, "shared"), os.path.join(work, "state")
+        os.makedirs(shared)
+        for f in files:
+            shutil.copy(f, shared)
+        subprocess.run([a.new, "merge", "--shared", shared, "--state", state, "--device", "bench"],
+                       stdout=subprocess.DEVNULL, check=True)
+        first, second = [], {a.old: [], a.new: []}
+        # Parts spread over the prefixes, each changed in one round only.
+        order = [parts[(i * 37) % len(parts)] for i in range(2 * a.rounds)]
+        for i in range(a.rounds):
+            for j, build in enumerate((a.old, a.new)):
+                path = os.path.join(shared, order[2 * i + j])
+                edit(path, 11, f"round {i}, first")
+                first.append(merge(a.new, shared, state))
+                edit(path, 23, f"round {i}, second")
+                second[build].append(merge(build, shared, state))
+        print(f"first change of a part (NEW): median {statistics.median(first) * 1000:.1f} ms")
+        for build in (a.old, a.new):
+            times = second[build]
+            print(f"{build}: second change of a part: median {statistics.median(times) * 1000:.1f} ms "
+                  f"(min {min(times) * 1000:.1f})")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
