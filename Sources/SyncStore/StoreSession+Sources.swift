@@ -88,8 +88,9 @@ extension StoreSession {
         }
     }
 
-    /// Keeps the digests (16 bytes each, one after another) of the record elements of the whole
-    /// snapshot `name` whose versions all merged at this read; none removes them.
+    /// Keeps the digests (16 bytes each, one after another) of the record elements of the file
+    /// `name` whose versions all merged at this read (for a part, only those that are not the
+    /// store's lines); none removes them.
     public func saveMergedElements(_ digests: [UInt8], of name: String) throws {
         if digests.isEmpty {
             try db.execute(sql: "DELETE FROM mergedElement WHERE source = ?", arguments: [name])
