@@ -27,8 +27,12 @@ import os
 import shutil
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import run as bench  # noqa: E402  (bench/run.py: a peer's document published as its device would)
 
 PEER = "device-1"
 
@@ -47,13 +51,7 @@ def edit(path, index, stamp):
     record.update(versionVector=vector, lastModified=written, modifiedBy=PEER, fields=fields)
     doc["generation"] += 1
     doc["writtenAt"] = written
-    temporary = os.path.join(os.path.dirname(path), "." + os.path.basename(path) + ".bench.tmp")
-    with open(temporary, "w", encoding="utf-8") as f:
-        json.dump(doc, f, ensure_ascii=False, separators=(",", ":"))
-        f.flush()
-        os.fsync(f.fileno())
-    os.rename(temporary, path)
-    os.sync()
+    bench.publish_as_peer(path, doc)
 
 
 def merge(binary, shared, state):

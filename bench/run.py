@@ -286,6 +286,18 @@ def phases(samples):
     return {k: statistics.median(p.get(k, 0) for p in got) for k in ("read", "merge", "publish")}
 
 
+def publish_as_peer(path, doc):
+    """Writes the snapshot document `doc` to `path` as its device would: a temporary dot file,
+    fsynced, renamed into place, then everything synced."""
+    temporary = os.path.join(os.path.dirname(path), "." + os.path.basename(path) + ".bench.tmp")
+    with open(temporary, "w", encoding="utf-8") as f:
+        json.dump(doc, f, ensure_ascii=False, separators=(",", ":"))
+        f.flush()
+        os.fsync(f.fileno())
+    os.rename(temporary, path)
+    os.sync()
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--records", type=int, default=100_000, help="records per device file (default 100000)")
@@ -433,13 +445,7 @@ def main():
                 doc["records"][n] = r
                 doc["generation"] += 1
                 doc["writtenAt"] = written
-                temporary = os.path.join(shared, f".{name}.bench.tmp")
-                with open(temporary, "w", encoding="utf-8") as f:
-                    json.dump(doc, f, ensure_ascii=False, separators=(",", ":"))
-                    f.flush()
-                    os.fsync(f.fileno())
-                os.rename(temporary, path)
-                os.sync()
+                publish_as_peer(path, doc)
                 sample, report, argv = merge_sample(shared, state)
                 status = statuses(report)
                 check(status.get(name) == "merged" and list(status.values()).count("merged") == 1,
