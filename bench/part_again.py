@@ -3,22 +3,22 @@
 
 A generated folder's peers never take in the merged state: about a sixth of each of their parts
 holds versions other than the lines this device stores (older versions, the other side of a
-conflict). Since 26 November a part keeps the digests of those elements once a change of it
-merges, so that its next change parses and merges only what changed; this compares that second
-change between two syncctl builds, on the same store, one build after the other:
+conflict). Since 26 November a part keeps the digests of those elements (a first merge, of the
+records its files hold in different bytes; a later read, of every element not the store's line),
+so that its next change parses and merges only what changed. This compares two builds:
 
- 1. FOLDER's *.json are copied into a work folder and merged once by NEW (not timed): the store
-    and this device's ("bench") parts.
- 2. For each round and each build B in (OLD, NEW): a part P of the peer device-1 not changed
-    before; one record of P edited (its vector advanced, a new note, the file renamed into
-    place) and merged by NEW (P's first change, timed as "first"); then another record of P
-    edited and merged by B (P's second change, timed for B).
+ 1. For each build B (OLD, NEW): FOLDER's *.json copied into a work folder of its own and merged
+    once by B (not timed): B's store and this device's ("bench") parts.
+ 2. For each round, for each build B in turn: a part P of the peer device-1 not changed before
+    (the same P for both builds, each in its own folder); one record of P edited (its vector
+    advanced, a new note, the file renamed into place) and merged by B ("first change"); then
+    another record of P edited and merged by B ("second change").
  3. Each merge must report exactly one record changed.
 
     python3 bench/part_again.py ../bench-data/folders/d3-r1000000-s1-idorder-parts2-305b6f91 \\
         OLD/syncctl NEW/syncctl [--rounds 10]
 
-The work folder and state go in a temporary directory (under $TMPDIR), removed at the end.
+The work folders and states go in a temporary directory (under $TMPDIR), removed at the end.
 """
 import argparse
 import glob
@@ -72,35 +72,39 @@ def main():
     p.add_argument("folder")
     p.add_argument("old")
     p.add_argument("new")
-    p.add_argument("--rounds", type=int, default=10, help="parts changed twice per build (default 10)")
+    p.add_argument("--rounds", type=int, default=10, help="parts changed twice by each build (default 10)")
     a = p.parse_args()
     files = sorted(glob.glob(os.path.join(a.folder, "*.json")))
     parts = sorted(os.path.basename(f) for f in files if os.path.basename(f).startswith(PEER + "."))
-    if len(parts) < 2 * a.rounds:
-        raise SystemExit(f"{a.folder}: {len(parts)} parts of {PEER}, {2 * a.rounds} needed (a folder in parts)")
+    if len(parts) < a.rounds:
+        raise SystemExit(f"{a.folder}: {len(parts)} parts of {PEER}, {a.rounds} needed (a folder in parts)")
     work = tempfile.mkdtemp(prefix="snapshotsync-part-again-")
     try:
-        shared, state = os.path.join(work, "shared"), os.path.join(work, "state")
-        os.makedirs(shared)
-        for f in files:
-            shutil.copy(f, shared)
-        subprocess.run([a.new, "merge", "--shared", shared, "--state", state, "--device", "bench"],
-                       stdout=subprocess.DEVNULL, check=True)
-        first, second = [], {a.old: [], a.new: []}
+        builds = (a.old, a.new)
+        places = {}
+        for i, build in enumerate(builds):
+            shared, state = os.path.join(work, f"shared-{i}"), os.path.join(work, f"state-{i}")
+            os.makedirs(shared)
+            for f in files:
+                shutil.copy(f, shared)
+            subprocess.run([build, "merge", "--shared", shared, "--state", state, "--device", "bench"],
+                           stdout=subprocess.DEVNULL, check=True)
+            places[build] = (shared, state)
+        first, second = {b: [] for b in builds}, {b: [] for b in builds}
         # Parts spread over the prefixes, each changed in one round only.
-        order = [parts[(i * 37) % len(parts)] for i in range(2 * a.rounds)]
-        for i in range(a.rounds):
-            for j, build in enumerate((a.old, a.new)):
-                path = os.path.join(shared, order[2 * i + j])
+        order = [parts[(i * 37) % len(parts)] for i in range(a.rounds)]
+        for i, name in enumerate(order):
+            for build in builds:
+                shared, state = places[build]
+                path = os.path.join(shared, name)
                 edit(path, 11, f"round {i}, first")
-                first.append(merge(a.new, shared, state))
+                first[build].append(merge(build, shared, state))
                 edit(path, 23, f"round {i}, second")
                 second[build].append(merge(build, shared, state))
-        print(f"first change of a part (NEW): median {statistics.median(first) * 1000:.1f} ms")
-        for build in (a.old, a.new):
-            times = second[build]
-            print(f"{build}: second change of a part: median {statistics.median(times) * 1000:.1f} ms "
-                  f"(min {min(times) * 1000:.1f})")
+        for build in builds:
+            print(f"{build}: first change of a part: median {statistics.median(first[build]) * 1000:.1f} ms "
+                  f"(min {min(first[build]) * 1000:.1f}); second change: median "
+                  f"{statistics.median(second[build]) * 1000:.1f} ms (min {min(second[build]) * 1000:.1f})")
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
