@@ -119,12 +119,11 @@ struct SourceTally: Sendable {
     /// For a whole snapshot: the digests of its elements whose every version was taken (or that
     /// were known merged and skipped), kept by the store once the file merges
     /// (``StoreSession/saveMergedElements(_:of:)``), so that its next change reads only the
-    /// elements that differ. For a part: those of them that are not a line the store holds (see
-    /// ``SourceReader/readGroup(_:of:held:merged:)``).
+    /// elements that differ. For a part read by digest: those of them that are not a line the
+    /// store holds.
     var mergedElements: [ElementDigest] = []
-    /// Whether a part's ``mergedElements`` replace what the store kept for it (a part read by
-    /// digest, or with some kept by a first merge; a whole snapshot's always do).
-    var keepsMergedElements = false
+    /// Whether a part was read by digest (``mergedElements`` then replaces what the store kept).
+    var readByDigest = false
 
     init(now: Timestamp, margin: Int64) {
         futureDates = FutureDates(now: now, margin: margin)
@@ -138,7 +137,7 @@ struct SourceTally: Sendable {
         futureDates.add(other.futureDates)
         isInvalidJSON = isInvalidJSON || other.isInvalidJSON
         mergedElements += other.mergedElements
-        keepsMergedElements = keepsMergedElements || other.keepsMergedElements
+        readByDigest = readByDigest || other.readByDigest
     }
 }
 
@@ -306,7 +305,7 @@ struct SourceReader: Sendable {
     ) -> [SourceTally] {
         var tallies = files.map { _ in SourceTally(now: now, margin: clockSkewMargin) }
         // Per file, per element of the group: -1 skipped, else the index of its reading in `toParse`.
-        let (plans, toParse, digests, disagreeing) =
+        let (plans, toParse, digests) =
             held.isEmpty && merged.isEmpty
             ? planByID(group, of: files) : planByDigest(group, of: files, held: held, merged: merged)
         var buffers = ParserBuffers()
@@ -321,18 +320,15 @@ struct SourceReader: Sendable {
         var digestOfReading = [ElementDigest?](repeating: nil, count: toParse.count)
         for (fileIndex, elements) in group.elements.enumerated() where !elements.isEmpty {
             guard let part = files[fileIndex].header?.part else { continue }
-            // A whole snapshot keeps the digests of the elements it merged. A part keeps those of
-            // the elements that are not a line the store holds: a peer in step publishes the
-            // store's own lines, which `held` has, but a peer not in step, or another writer,
-            // holds other versions, which its next change would parse and merge again (a sixth
-            // of each part of the benchmark's peers at 1,000,000 records). Read by digest, a part
-            // knows them; a first merge reads by id, without digests, and keeps the elements of
-            // the records its files hold in different bytes (all but one of them are not the
-            // line the store will hold; hashing every element would cost a first merge more).
+            // A whole snapshot keeps the digests of the elements it merged. A part, read by
+            // digest, keeps those of the elements that are not a line the store holds: a peer in
+            // step publishes the store's own lines, which `held` has, but a peer not in step, or
+            // another writer, holds other versions, which its next change would parse and merge
+            // again (at 1,000,000 records, a sixth of a part of the benchmark's peers). A first
+            // merge reads parts by id, without digests: it keeps none, the next read does.
             let keepsMerged = part == .whole
             let keepsUnheld = part != .whole && digests != nil
-            let keepsDisagreeing = part != .whole ? disagreeing?[fileIndex] : nil
-            if keepsUnheld { tallies[fileIndex].keepsMergedElements = true }
+            if keepsUnheld { tallies[fileIndex].readByDigest = true }
             for (position, (element, plan)) in zip(elements, plans[fileIndex]).enumerated() {
                 let digest = {
                     if let known = digests?[fileIndex][position] { return known }
@@ -355,12 +351,10 @@ struct SourceReader: Sendable {
                 take(reading.versions, problems: reading.problems, at: element, part: part, into: &tallies[fileIndex])
                 // Merged only when every version was taken: one rejected, or not fitting its
                 // schema, is read again (and reported) when the file next changes.
-                if keepsMerged || keepsUnheld || keepsDisagreeing?[position] == true,
-                    tallies[fileIndex].problems.count == before.1,
+                if keepsMerged || keepsUnheld, tallies[fileIndex].problems.count == before.1,
                     tallies[fileIndex].versions.count == before.0 + reading.versions.count
                 {
                     tallies[fileIndex].mergedElements.append(digest())
-                    if keepsDisagreeing != nil { tallies[fileIndex].keepsMergedElements = true }
                 }
             }
         }
@@ -372,18 +366,13 @@ struct SourceReader: Sendable {
 
     /// Per file, per element: -1 skipped, else its reading's index in `toParse`; and the elements'
     /// digests when they were computed.
-    ///
-    /// Read by id: per file, per element, whether the files hold its record in different bytes.
-    typealias ReadingPlan = (
-        plans: [[Int]], toParse: [(file: Int, element: Int)], digests: [[ElementDigest]]?, disagreeing: [[Bool]]?
-    )
+    typealias ReadingPlan = (plans: [[Int]], toParse: [(file: Int, element: Int)], digests: [[ElementDigest]]?)
 
     /// Which elements to parse when the store holds none of them: the first of the elements of
     /// one id that hold the same bytes (compared, not hashed: most records are the same version,
     /// byte for byte, on every device).
     private func planByID(_ group: Group, of files: [OpenedSource]) -> ReadingPlan {
         var plans: [[Int]] = group.elements.map { Array(repeating: -1, count: $0.count) }
-        var disagreeing: [[Bool]] = group.elements.map { Array(repeating: false, count: $0.count) }
         var toParse: [(file: Int, element: Int)] = []
         var keyed: [(id: RecordID, file: Int32, position: Int32)] = []
         let bytesOf = files.map(ElementBytes.init)
@@ -418,12 +407,9 @@ struct SourceReader: Sendable {
                     toParse.append((fileIndex, element))
                 }
             }
-            if distinct.count > 1 {
-                for entry in keyed[start..<end] { disagreeing[Int(entry.file)][Int(entry.position)] = true }
-            }
             start = end
         }
-        return withExtendedLifetime(files) { (plans, toParse, nil, disagreeing) }
+        return withExtendedLifetime(files) { (plans, toParse, nil) }
     }
 
     private static func equal(_ lhs: UnsafeRawBufferPointer, _ rhs: UnsafeRawBufferPointer) -> Bool {
@@ -461,7 +447,7 @@ struct SourceReader: Sendable {
                 }
             }
         }
-        return withExtendedLifetime(files) { (plans, toParse, digests, nil) }
+        return withExtendedLifetime(files) { (plans, toParse, digests) }
     }
 
     /// Takes an element's versions into a file's tally: those of a record outside the file's

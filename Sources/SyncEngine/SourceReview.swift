@@ -136,7 +136,7 @@ extension SyncDevice {
             logger.warning("source held back", metadata: ["source.name": "\(name)", "reason": "\(heldBack)"])
             return
         }
-        if reading.part == .whole || tally.keepsMergedElements { findings.mergedElements.append((name, tally.mergedElements)) }
+        if reading.part == .whole || tally.readByDigest { findings.mergedElements.append((name, tally.mergedElements)) }
         row.lastProblem = problems.isEmpty ? nil : "\(problems.count) record(s) rejected, first: \(problems[0])"
         if !tally.schemaProblems.isEmpty {
             let note =

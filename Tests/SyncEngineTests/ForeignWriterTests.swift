@@ -89,32 +89,6 @@ struct ForeignWriterTests {
         return #"{"format": 2, "device": "tool", "part": "A", "generation": \#(generation), "records": [\#(records.joined(separator: ","))]}"#
     }
 
-    @Test("a first merge of two parts holding some records in different versions keeps those elements' digests: the next change reads none of them")
-    func firstMergeKeepsDisagreeingElements() throws {
-        let sandbox = try Sandbox()
-        defer { sandbox.remove() }
-        let count = 200
-        // Given two devices' parts A, alike but for records 0..<50, which "other" holds edited
-        try sandbox.write("tool.A.json", Self.part(count: count, generation: 1))
-        let other = Self.part(count: count, generation: 1, edited: Set(0..<50))
-            .replacingOccurrences(of: #""device": "tool""#, with: #""device": "other""#)
-        try sandbox.write("other.A.json", other)
-        let desk = try sandbox.device("desk")
-        #expect(try desk.merge().added == count)
-
-        // When tool's part changes one record
-        try sandbox.write("tool.A.json", Self.part(count: count, generation: 2, edited: [120]))
-        let incremental = try desk.merge()
-
-        // Then its 50 records held in other bytes than other's are not read again: they merged in
-        // the first merge (the other 150, alike in both files, are not the store's lines either,
-        // being another tool's bytes, and are read once more, as before)
-        #expect(incremental.changed == 1 && incremental.added == 0)
-        #expect(desk.progress.current.versions == count - 50)
-        let held = try #require(try desk.store.reading { try $0.record(RecordID(Self.partID(120))!) })
-        #expect(held.version.fields["note"] == .string("record 120, edit 2, ünïcode"))
-    }
-
     static func partID(_ n: Int) -> String { String(format: "A%07X-0000-4000-8000-%012d", n, n) }
 
     @Test("another tool's part: once a change of it has merged, its next change reads only what changed")
