@@ -296,7 +296,7 @@ struct SourceReader: Sendable {
     /// - Parameters:
     ///   - held: digests of the lines the store holds for these records; elements with one are
     ///     skipped.
-    ///   - merged: digests of elements whole snapshots held when they last merged
+    ///   - merged: digests of elements the files held when they last merged
     ///     (``SourceTally/mergedElements``); elements with one are skipped too: their versions
     ///     are in the store already.
     /// - Returns: one tally per file (by index).
