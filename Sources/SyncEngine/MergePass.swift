@@ -95,6 +95,9 @@ extension SyncDevice {
             let inserts = storeIsEmpty ? try session.newRecords(at: now) : nil
             var tallies = spanning.tallies
             var deletions = [Int](repeating: 0, count: spanning.files.count)
+            // Records the merge refused: their elements' digests are not kept (see
+            // ``SourceTally/mergedRecords``).
+            var refusedIDs = Set<RecordID>()
             try groups.forEach { group in
                 if let failure = group.failure { throw failure }
                 guard group.misplaced.isEmpty else { throw PassRetry(readFirst: Set(group.misplaced)) }
@@ -120,6 +123,7 @@ extension SyncDevice {
                     if held == nil { incoming.add(tally.versions) }
                 }
                 findings.report.refusedRecords += group.refused
+                refusedIDs.formUnion(group.refusedIDs)
                 progress.update {
                     $0.groupsDone += 1
                     $0.filesRead += group.sources.count
@@ -142,6 +146,7 @@ extension SyncDevice {
                     } catch {
                         // Nothing dropped: what is held for the record stays, and the reason is reported.
                         findings.report.refusedRecords.append(error.description)
+                        refusedIDs.insert(id)
                         return
                     }
                     guard let merged, merged != held else { return }
@@ -165,10 +170,12 @@ extension SyncDevice {
                     heldBack: held, trustActive: reader.trust.isActive, session: session, now: now, into: &findings)
             }
             for row in findings.rows where row != findings.previousRows[row.name] { try session.save(row) }
-            for (name, digests) in findings.mergedElements {
+            for (name, digests, records) in findings.mergedElements {
                 var bytes: [UInt8] = []
                 bytes.reserveCapacity(digests.count * 16)
-                for digest in digests { digest.appendStored(to: &bytes) }
+                for (digest, record) in zip(digests, records) where record.map({ !refusedIDs.contains($0) }) ?? true {
+                    digest.appendStored(to: &bytes)
+                }
                 try session.saveMergedElements(bytes, of: name)
             }
             try session.markAbsent(except: findings.presentNames, known: Array(scan.known.values))

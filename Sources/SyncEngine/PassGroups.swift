@@ -210,6 +210,8 @@ struct GroupRead: Sendable {
     var misplaced: [String] = []
     /// Records a first merge refused (too entangled to merge), with the reason.
     var refused: [String] = []
+    /// Their ids.
+    var refusedIDs: [RecordID] = []
     /// Why the group could not be read (its stretch of the spill file): the pass fails.
     var failure: SystemCallError?
 
@@ -261,15 +263,18 @@ struct GroupRead: Sendable {
         for tally in tallies { incoming.add(tally.versions) }
         var merged: [(record: ReadOnly.Record, line: StoredLine)] = []
         var refused: [String] = []
-        incoming.forEachRecord { _, versions in
+        var refusedIDs: [RecordID] = []
+        incoming.forEachRecord { id, versions in
             do throws(RecordMergeError) {
                 guard let record = try RecordMerge.merge(versions, limit: mergeLimit) else { return }
                 merged.append((record, StoredLine(of: record)))
             } catch {
                 refused.append(error.description)
+                refusedIDs.append(id)
             }
         }
         self.merged = merged
         self.refused = refused
+        self.refusedIDs = refusedIDs
     }
 }

@@ -122,6 +122,10 @@ struct SourceTally: Sendable {
     /// elements that differ. For a part read by digest: those of them that are not a line the
     /// store holds.
     var mergedElements: [ElementDigest] = []
+    /// For each of ``mergedElements``, the record of an element parsed at this read (nil for
+    /// one skipped as merged before): should the merge refuse that record, its digest is not
+    /// kept, so that the file's next change refuses it again rather than skip it.
+    var mergedRecords: [RecordID?] = []
     /// Whether a part was read by digest (``mergedElements`` then replaces what the store kept).
     var readByDigest = false
 
@@ -137,6 +141,7 @@ struct SourceTally: Sendable {
         futureDates.add(other.futureDates)
         isInvalidJSON = isInvalidJSON || other.isInvalidJSON
         mergedElements += other.mergedElements
+        mergedRecords += other.mergedRecords
         readByDigest = readByDigest || other.readByDigest
     }
 }
@@ -339,7 +344,10 @@ struct SourceReader: Sendable {
                     return computed
                 }
                 guard plan >= 0 else {
-                    if keepsMerged || (keepsUnheld && plan == -2) { tallies[fileIndex].mergedElements.append(digest()) }
+                    if keepsMerged || (keepsUnheld && plan == -2) {
+                        tallies[fileIndex].mergedElements.append(digest())
+                        tallies[fileIndex].mergedRecords.append(nil)
+                    }
                     continue
                 }
                 let reading = parsed[plan]
@@ -355,6 +363,7 @@ struct SourceReader: Sendable {
                     tallies[fileIndex].versions.count == before.0 + reading.versions.count
                 {
                     tallies[fileIndex].mergedElements.append(digest())
+                    tallies[fileIndex].mergedRecords.append(reading.versions.first?.id)
                 }
             }
         }

@@ -72,4 +72,45 @@ struct RefusedRecordTests {
         #expect(report.refusedRecords.count == 1 && report.hasRejections)
         #expect(try desk.record(Wire.id(1)) == held)
     }
+
+    /// `device`'s snapshot as one file: a format 1 `<device>.json`, or its part `0` (every id of
+    /// ``Wire/id(_:)`` starts with 0).
+    static func file(_ device: String, part: Bool, generation: Int64, _ records: [ReadOnly.Record]) -> (String, [UInt8]) {
+        var top = JSONObject()
+        top["format"] = .number(part ? 2 : 1)
+        top["device"] = .string(device)
+        if part { top["part"] = .string("0") }
+        top["generation"] = .number(Double(generation))
+        top["records"] = .array(records.sorted { $0.id < $1.id }.map { .object($0.normalForm) })
+        return (part ? "\(device).0.json" : "\(device).json", JSONValue.object(top).canonicalBytes)
+    }
+
+    @Test(
+        "a file's next change refuses the record again, and says so, rather than skip it as merged",
+        arguments: [false, true])  // a whole snapshot, a part
+    func refusedAgain(part: Bool) throws {
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        let plain = ReadOnly.Record(version: Wire.version(2, by: "phone", vector: ["phone": 1]))
+        let (name, first) = Self.file("phone", part: part, generation: 1, [plain])
+        try sandbox.write(name, first)
+        let desk = try Self.device(sandbox)
+        _ = try desk.merge()
+
+        // Given a change of the file that brings the entangled record, refused
+        try sandbox.write(name, Self.file("phone", part: part, generation: 2, [plain, Self.entangled()]).1)
+        #expect(try desk.merge().refusedRecords.count == 1)
+
+        // When the file changes another record
+        let edited = ReadOnly.Record(version: Wire.version(2, by: "phone", vector: ["phone": 2], at: 5))
+        try sandbox.write(name, Self.file("phone", part: part, generation: 3, [edited, Self.entangled()]).1)
+        let report = try desk.merge()
+
+        // Then the entangled record is read and refused again (its element's digest was not kept
+        // as merged), and the other record merges
+        #expect(report.changed == 1)
+        #expect(report.refusedRecords.count == 1, "\(report.refusedRecords)")
+        #expect(report.hasRejections)
+        #expect(try desk.record(Wire.id(1)) == nil)
+    }
 }
