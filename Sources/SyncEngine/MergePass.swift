@@ -96,7 +96,7 @@ extension SyncDevice {
             var tallies = spanning.tallies
             var deletions = [Int](repeating: 0, count: spanning.files.count)
             // Records the merge refused: their elements' digests are not kept (see
-            // ``SourceTally/mergedRecords``).
+            // ``MergedElement/record``).
             var refusedIDs = Set<RecordID>()
             try groups.forEach { group in
                 if let failure = group.failure { throw failure }
@@ -122,8 +122,10 @@ extension SyncDevice {
                         heldBack: held, trustActive: reader.trust.isActive, session: session, now: now, into: &findings)
                     if held == nil { incoming.add(tally.versions) }
                 }
-                findings.report.refusedRecords += group.refused
-                refusedIDs.formUnion(group.refusedIDs)
+                for (id, reason) in group.refused {
+                    findings.report.refusedRecords.append(reason)
+                    refusedIDs.insert(id)
+                }
                 progress.update {
                     $0.groupsDone += 1
                     $0.filesRead += group.sources.count
@@ -170,11 +172,12 @@ extension SyncDevice {
                     heldBack: held, trustActive: reader.trust.isActive, session: session, now: now, into: &findings)
             }
             for row in findings.rows where row != findings.previousRows[row.name] { try session.save(row) }
-            for (name, digests, records) in findings.mergedElements {
+            for (name, elements) in findings.mergedElements {
                 var bytes: [UInt8] = []
-                bytes.reserveCapacity(digests.count * 16)
-                for (digest, record) in zip(digests, records) where record.map({ !refusedIDs.contains($0) }) ?? true {
-                    digest.appendStored(to: &bytes)
+                bytes.reserveCapacity(elements.count * 16)
+                for element in elements {
+                    if !refusedIDs.isEmpty, let record = element.record, refusedIDs.contains(record) { continue }
+                    element.digest.appendStored(to: &bytes)
                 }
                 try session.saveMergedElements(bytes, of: name)
             }

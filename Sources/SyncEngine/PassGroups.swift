@@ -209,9 +209,7 @@ struct GroupRead: Sendable {
     /// Files named like a part of this group that hold records of other groups.
     var misplaced: [String] = []
     /// Records a first merge refused (too entangled to merge), with the reason.
-    var refused: [String] = []
-    /// Their ids.
-    var refusedIDs: [RecordID] = []
+    var refused: [(id: RecordID, reason: String)] = []
     /// Why the group could not be read (its stretch of the spill file): the pass fails.
     var failure: SystemCallError?
 
@@ -262,19 +260,16 @@ struct GroupRead: Sendable {
         }
         for tally in tallies { incoming.add(tally.versions) }
         var merged: [(record: ReadOnly.Record, line: StoredLine)] = []
-        var refused: [String] = []
-        var refusedIDs: [RecordID] = []
+        var refused: [(id: RecordID, reason: String)] = []
         incoming.forEachRecord { id, versions in
             do throws(RecordMergeError) {
                 guard let record = try RecordMerge.merge(versions, limit: mergeLimit) else { return }
                 merged.append((record, StoredLine(of: record)))
             } catch {
-                refused.append(error.description)
-                refusedIDs.append(id)
+                refused.append((id, error.description))
             }
         }
         self.merged = merged
         self.refused = refused
-        self.refusedIDs = refusedIDs
     }
 }

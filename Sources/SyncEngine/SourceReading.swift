@@ -103,6 +103,15 @@ struct ElementDigest: Hashable, Sendable {
 
 /// What the records of one file gave in one group of a pass: the versions to merge and what was
 /// wrong with some. A file's tallies over every group make its outcome.
+/// An element whose versions merged, as a file's tally keeps it (``SourceTally/mergedElements``).
+struct MergedElement: Sendable {
+    var digest: ElementDigest
+    /// Its record, when the element was parsed at this read (nil for one skipped as merged
+    /// before): should the merge refuse that record, the digest is not kept, so that the file's
+    /// next change refuses it again rather than skip it.
+    var record: RecordID?
+}
+
 struct SourceTally: Sendable {
     /// The versions to merge: valid, in their part, fitting their schema.
     var versions: [ReadOnly.Version] = []
@@ -121,11 +130,7 @@ struct SourceTally: Sendable {
     /// (``StoreSession/saveMergedElements(_:of:)``), so that its next change reads only the
     /// elements that differ. For a part read by digest: those of them that are not a line the
     /// store holds.
-    var mergedElements: [ElementDigest] = []
-    /// For each of ``mergedElements``, the record of an element parsed at this read (nil for
-    /// one skipped as merged before): should the merge refuse that record, its digest is not
-    /// kept, so that the file's next change refuses it again rather than skip it.
-    var mergedRecords: [RecordID?] = []
+    var mergedElements: [MergedElement] = []
     /// Whether a part was read by digest (``mergedElements`` then replaces what the store kept).
     var readByDigest = false
 
@@ -141,7 +146,6 @@ struct SourceTally: Sendable {
         futureDates.add(other.futureDates)
         isInvalidJSON = isInvalidJSON || other.isInvalidJSON
         mergedElements += other.mergedElements
-        mergedRecords += other.mergedRecords
         readByDigest = readByDigest || other.readByDigest
     }
 }
@@ -309,7 +313,8 @@ struct SourceReader: Sendable {
         _ group: Group, of files: [OpenedSource], held: Set<ElementDigest>, merged: Set<ElementDigest> = []
     ) -> [SourceTally] {
         var tallies = files.map { _ in SourceTally(now: now, margin: clockSkewMargin) }
-        // Per file, per element of the group: -1 skipped, else the index of its reading in `toParse`.
+        // Per file, per element of the group: skipped (``skippedAsHeld``, ``skippedAsMerged``),
+        // else the index of its reading in `toParse`.
         let (plans, toParse, digests) =
             held.isEmpty && merged.isEmpty
             ? planByID(group, of: files) : planByDigest(group, of: files, held: held, merged: merged)
@@ -344,9 +349,8 @@ struct SourceReader: Sendable {
                     return computed
                 }
                 guard plan >= 0 else {
-                    if keepsMerged || (keepsUnheld && plan == -2) {
-                        tallies[fileIndex].mergedElements.append(digest())
-                        tallies[fileIndex].mergedRecords.append(nil)
+                    if keepsMerged || (keepsUnheld && plan == Self.skippedAsMerged) {
+                        tallies[fileIndex].mergedElements.append(MergedElement(digest: digest(), record: nil))
                     }
                     continue
                 }
@@ -362,8 +366,8 @@ struct SourceReader: Sendable {
                 if keepsMerged || keepsUnheld, tallies[fileIndex].problems.count == before.1,
                     tallies[fileIndex].versions.count == before.0 + reading.versions.count
                 {
-                    tallies[fileIndex].mergedElements.append(digest())
-                    tallies[fileIndex].mergedRecords.append(reading.versions.first?.id)
+                    tallies[fileIndex].mergedElements.append(
+                        MergedElement(digest: digest(), record: reading.versions.first?.id))
                 }
             }
         }
@@ -373,8 +377,13 @@ struct SourceReader: Sendable {
         return tallies
     }
 
-    /// Per file, per element: -1 skipped, else its reading's index in `toParse`; and the elements'
-    /// digests when they were computed.
+    /// An element skipped because its digest is a line the store holds.
+    static let skippedAsHeld = -1
+    /// An element skipped because its file held it when it last merged.
+    static let skippedAsMerged = -2
+
+    /// Per file, per element: skipped (``skippedAsHeld``, ``skippedAsMerged``), else its
+    /// reading's index in `toParse`; and the elements' digests when they were computed.
     typealias ReadingPlan = (plans: [[Int]], toParse: [(file: Int, element: Int)], digests: [[ElementDigest]]?)
 
     /// Which elements to parse when the store holds none of them: the first of the elements of
@@ -444,9 +453,9 @@ struct SourceReader: Sendable {
                 let digest = ElementDigest(of: bytesOf[fileIndex][element])
                 digests[fileIndex].append(digest)
                 if held.contains(digest) {
-                    plans[fileIndex].append(-1)
+                    plans[fileIndex].append(Self.skippedAsHeld)
                 } else if merged.contains(digest) {
-                    plans[fileIndex].append(-2)
+                    plans[fileIndex].append(Self.skippedAsMerged)
                 } else if let parsed = firstHolder[digest] {
                     plans[fileIndex].append(parsed)
                 } else {

@@ -16,7 +16,7 @@ struct FolderFindings {
     var ownReads: [PartPrefix: OwnFileRead] = [:]
     /// The whole snapshots merged by the pass, with the digests of their elements that merged
     /// (the store keeps them: ``StoreSession/saveMergedElements(_:of:)``).
-    var mergedElements: [(name: String, digests: [ElementDigest], records: [RecordID?])] = []
+    var mergedElements: [(name: String, elements: [MergedElement])] = []
     /// Live records in the store before this pass (for the mass-deletion valve), read when first needed.
     var liveRecords: Int?
 }
@@ -136,7 +136,9 @@ extension SyncDevice {
             logger.warning("source held back", metadata: ["source.name": "\(name)", "reason": "\(heldBack)"])
             return
         }
-        if reading.part == .whole || tally.readByDigest { findings.mergedElements.append((name, tally.mergedElements, tally.mergedRecords)) }
+        if reading.part == .whole || tally.readByDigest {
+            findings.mergedElements.append((name, tally.mergedElements))
+        }
         row.lastProblem = problems.isEmpty ? nil : "\(problems.count) record(s) rejected, first: \(problems[0])"
         if !tally.schemaProblems.isEmpty {
             let note =
