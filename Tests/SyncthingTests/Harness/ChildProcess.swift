@@ -46,9 +46,7 @@ final class ChildProcess: @unchecked Sendable {
 
     /// Waits (without blocking a thread) up to `timeout` seconds for the exit; nil if it still runs.
     func exitStatus(within timeout: Double) async -> Int32? {
-        let deadline = Date().addingTimeInterval(timeout)
-        while process.isRunning && Date() < deadline { try? await Task.sleep(for: .milliseconds(5)) }
-        guard !process.isRunning else { return nil }
+        guard await eventually(within: timeout, every: 0.005, { !process.isRunning }) else { return nil }
         process.waitUntilReaped()
         return process.terminationStatus
     }

@@ -44,15 +44,13 @@ final class Machine: @unchecked Sendable {
             arguments: location + ["--settle-ms", "50", "--log-level", "info"], environment: environment,
             outputPath: root + "/syncd-\(runs)")
         self.daemon = daemon
-        let deadline = Date().addingTimeInterval(60)
-        while Date() < deadline {
+        let ready = try await eventually(within: 60, every: 0.02) {
             guard daemon.isRunning else {
                 throw HarnessError("\(daemon.name) exited at start:\n\(daemon.stderrTail())")
             }
-            if daemon.stderr.contains("syncd is ready") { return }
-            try await Task.sleep(for: .milliseconds(20))
+            return daemon.stderr.contains("syncd is ready")
         }
-        throw HarnessError("\(daemon.name) was not ready within 60 s:\n\(daemon.stderrTail())")
+        guard ready else { throw HarnessError("\(daemon.name) was not ready within 60 s:\n\(daemon.stderrTail())") }
     }
 
     /// Stops `syncd` by PID (SIGTERM, SIGKILL after 10 s); its exit status, nil if none ran.

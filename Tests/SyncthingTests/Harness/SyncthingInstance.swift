@@ -81,19 +81,18 @@ final class SyncthingInstance: @unchecked Sendable {
             environment: Self.environment(home: home).merging(["STMONITORED": "yes"]) { $1 },
             outputPath: logDirectory + "/syncthing-\(name)")
         self.process = process
-        let deadline = Date().addingTimeInterval(30)
-        while Date() < deadline {
+        let answered = try await eventually(within: 30, every: 0.02) {
             guard process.isRunning else {
                 throw HarnessError(
                     "syncthing \(name) exited at start:\n\(process.stdout.suffix(3000))\n\(process.stderrTail())")
             }
-            if (try? await get("/rest/system/ping"))?["ping"] as? String == "pong", LoopbackPort.isListening(syncPort) {
-                return
-            }
-            try await Task.sleep(for: .milliseconds(20))
+            let pong = (try? await get("/rest/system/ping"))?["ping"] as? String == "pong"
+            return pong && LoopbackPort.isListening(syncPort)
         }
-        throw HarnessError(
-            "syncthing \(name) did not answer on 127.0.0.1:\(guiPort) within 30 s:\n\(process.stdout.suffix(3000))")
+        guard answered else {
+            throw HarnessError(
+                "syncthing \(name) did not answer on 127.0.0.1:\(guiPort) within 30 s:\n\(process.stdout.suffix(3000))")
+        }
     }
 
     /// Stops the process by PID (SIGTERM, then SIGKILL after `grace` seconds).
