@@ -14,11 +14,11 @@ struct FuzzSmokeTests {
     @Test(
         "the fuzz target replays its regressions and fuzzes from its seeds without a crash, leak or hang",
         arguments: FuzzTargets.names)
-    func fuzzBriefly(target: String) throws {
+    func fuzzBriefly(target: String) async throws {
         let corpus = FileManager.default.temporaryDirectory
             .appendingPathComponent("fuzz-smoke-\(ProcessInfo.processInfo.processIdentifier)-\(target)")
         defer { try? FileManager.default.removeItem(at: corpus) }
-        let run = try FuzzScript.run(
+        let run = try await FuzzScript.run(
             [target, String(FuzzScript.seconds)],
             environment: ["FUZZ_CORPUS": corpus.path, "SNAPSHOT_VECTORS": ConformanceVectors.root.path])
         #expect(run.status == 0, "scripts/fuzz.sh \(target) failed (status \(run.status)):\n\(run.output)")
@@ -51,7 +51,7 @@ enum FuzzScript {
         var output: String
     }
 
-    static func run(_ arguments: [String], environment extra: [String: String]) throws -> Run {
+    static func run(_ arguments: [String], environment extra: [String: String]) async throws -> Run {
         let log = FileManager.default.temporaryDirectory.appendingPathComponent("fuzz-smoke-\(UUID().uuidString).log")
         FileManager.default.createFile(atPath: log.path, contents: nil)
         defer { try? FileManager.default.removeItem(at: log) }
@@ -64,7 +64,7 @@ enum FuzzScript {
         process.standardOutput = handle
         process.standardError = handle
         try process.run()
-        process.waitUntilReaped()
+        await process.reaped()
         try handle.close()
         let output = (try? String(contentsOf: log, encoding: .utf8)) ?? "(no output)"
         return Run(status: process.terminationStatus, output: output)

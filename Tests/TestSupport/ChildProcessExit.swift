@@ -20,4 +20,14 @@ extension Process {
     public func waitUntilReaped() {
         while isRunning { usleep(2_000) }
     }
+
+    /// Waits as ``waitUntilReaped()`` does, without holding a thread meanwhile: for a child that
+    /// runs for minutes (a fuzzer). A synchronous wait holds one of the two threads of Swift's
+    /// cooperative pool on a 2-core machine for all that time, and with another one elsewhere
+    /// every other suite's task waits: on CI, 40 s and more.
+    public func reaped() async {
+        while isRunning {
+            do { try await Task.sleep(for: .milliseconds(20)) } catch { return waitUntilReaped() }
+        }
+    }
 }
