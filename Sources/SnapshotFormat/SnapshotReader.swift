@@ -88,11 +88,16 @@ public enum SnapshotReader {
     /// Reads back one record line this code wrote (``ReadOnly/Record/interchangeLine``), as the
     /// store keeps it: the record's version, then its conflicts.
     ///
+    /// Each version's `fields` object is taken as the interchange bytes the line holds (found
+    /// by its brackets, not parsed again): the line is what this device publishes, byte for
+    /// byte, so those bytes are already what a parse would give.
+    ///
     /// - Throws: when the line is not a valid record.
     public static func record(fromLine line: [UInt8]) throws -> ReadOnly.Record {
         let versions = try line.withUnsafeBufferPointer { input throws -> [ReadOnly.Version] in
             var parser = StrictJSONParser(input)
             parser.acceptsLargeIntegers = true
+            parser.fieldsAreInterchange = true
             var versions: [ReadOnly.Version] = []
             if !input.isEmpty, input[0] == UInt8(ascii: "{"), try parser.scanRecord(into: &versions, depth: 0),
                 parser.position == input.count

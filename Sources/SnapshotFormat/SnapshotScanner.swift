@@ -146,7 +146,10 @@ extension StrictJSONParser {
                         regular = false
                     }
                 case .fields?:
-                    if byte == UInt8(ascii: "{") {
+                    if byte == UInt8(ascii: "{"), fieldsAreInterchange, let end = endOfElement(from: position) {
+                        fields = EncodedObject(trustedBytes: Array(input[position..<end]))
+                        position = end
+                    } else if byte == UInt8(ascii: "{") {
                         // Written into a reused buffer, then copied once into an array of the right size.
                         var buffer = fieldsBuffer
                         fieldsBuffer = []

@@ -62,6 +62,10 @@ struct StrictJSONParser {
     let input: UnsafeBufferPointer<UInt8>
     var position = 0
     var acceptsLargeIntegers = false
+    /// The input is a line this device's store wrote (``ReadOnly/Record/interchangeLine``), whose
+    /// `fields` are interchange bytes already: the record scanner copies them as they are,
+    /// instead of writing them again (which was more than half of reading a stored line).
+    var fieldsAreInterchange = false
     /// Containers open around the input (when it is one element cut out of a larger document),
     /// counted against ``StrictJSON/maximumDepth`` as if they were in it.
     var baseDepth = 0
