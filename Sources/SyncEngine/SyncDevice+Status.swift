@@ -89,7 +89,22 @@ extension SyncDevice {
 
     /// Every record held, in id order, optionally of one type; tombstones only when asked.
     public func records(type: String? = nil, includeDeleted: Bool = false) throws -> [ReadOnly.Record] {
-        try store.reading { try $0.records(type: type) }.filter { includeDeleted || !$0.version.deleted }
+        var records: [ReadOnly.Record] = []
+        try forEachRecord(type: type, includeDeleted: includeDeleted) { records.append($0) }
+        return records
+    }
+
+    /// Calls `body` with every record held, in id order, one at a time (a command printing a
+    /// million records holds one, not all), as ``records(type:includeDeleted:)`` lists them.
+    /// The records are read in one read transaction: a consistent state of the store.
+    public func forEachRecord(
+        type: String? = nil, includeDeleted: Bool = false, _ body: (ReadOnly.Record) throws -> Void
+    ) throws {
+        try store.reading { session in
+            try session.forEachRecord(type: type) { record in
+                if includeDeleted || !record.version.deleted { try body(record) }
+            }
+        }
     }
 
     /// One record as held, nil when unknown.

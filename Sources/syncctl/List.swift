@@ -19,9 +19,21 @@ extension SyncctlCommand {
 
         func run() async throws {
             try await reportingFailures {
-                let records = try await global.openDevice().records(type: type, includeDeleted: deleted)
-                if output.json { return printCanonical(.array(records.map { .object($0.normalForm) })) }
-                for record in records {
+                let device = try await global.openDevice()
+                // One record at a time, straight to the output: a million records are not held at once.
+                var out = StandardOutput()
+                var count = 0
+                if output.json {
+                    // Each record's line is its normal form in RFC 8785, as this device publishes it.
+                    try device.forEachRecord(type: type, includeDeleted: deleted) { record in
+                        try out.write { $0.append(count == 0 ? UInt8(ascii: "[") : UInt8(ascii: ",")) }
+                        try out.append(contentsOf: record.interchangeLine)
+                        count += 1
+                    }
+                    try out.write { $0 += (count == 0 ? "[]\n" : "]\n").utf8 }
+                    return try out.flush()
+                }
+                try device.forEachRecord(type: type, includeDeleted: deleted) { record in
                     let version = record.version
                     var line = record.id.rawValue + "  " + padded(version.type, 16)
                     line += " " + (version.lastModified?.written ?? "(no time)".padding(24))
@@ -30,9 +42,11 @@ extension SyncctlCommand {
                     if !record.unresolvedConflicts.isEmpty {
                         line += "  [\(record.unresolvedConflicts.count) conflict(s)]"
                     }
-                    print(line)
+                    try out.append(contentsOf: (line + "\n").utf8)
+                    count += 1
                 }
-                if records.isEmpty { print("No records\(type.map { " of type \($0)" } ?? "").") }
+                try out.flush()
+                if count == 0 { print("No records\(type.map { " of type \($0)" } ?? "").") }
             }
         }
     }
@@ -75,22 +89,46 @@ extension SyncctlCommand {
         func run() async throws {
             try await reportingFailures {
                 let device = try await global.openDevice()
-                var records: [JSONValue] = []
-                for record in try device.records(type: type) {
-                    var object = JSONObject()
-                    let version = record.version
-                    object["id"] = .string(version.id.rawValue)
-                    object["type"] = .string(version.type)
-                    object["schemaVersion"] = .number(Double(version.schemaVersion))
-                    object["lastModified"] = version.lastModified.map { .string($0.written) } ?? .null
-                    object["modifiedBy"] = version.modifiedBy.map { .string($0.rawValue) } ?? .null
-                    object["fields"] = .object(version.fields)
-                    records.append(.object(object))
+                // Written as it is read, one record at a time (a million records are not held at
+                // once), in RFC 8785 as the document built whole would print: "device" before
+                // "records", each record's members in key order, its fields the interchange bytes
+                // the store holds.
+                var out = StandardOutput()
+                try out.write { bytes in
+                    bytes += #"{"device":"#.utf8
+                    CanonicalJSON.writeString(device.device.rawValue, into: &bytes)
+                    bytes += #","records":["#.utf8
                 }
-                var document = JSONObject()
-                document["device"] = .string(device.device.rawValue)
-                document["records"] = .array(records)
-                printCanonical(.object(document))
+                var isFirst = true
+                try device.forEachRecord(type: type) { record in
+                    let version = record.version
+                    try out.write { bytes in
+                        bytes += (isFirst ? #"{"fields":"# : #",{"fields":"#).utf8
+                        bytes += version.encodedFields.bytes
+                        bytes += #","id":"#.utf8
+                        CanonicalJSON.writeString(version.id.rawValue, into: &bytes)
+                        bytes += #","lastModified":"#.utf8
+                        if let time = version.lastModified {
+                            CanonicalJSON.writeString(time.written, into: &bytes)
+                        } else {
+                            bytes += "null".utf8
+                        }
+                        bytes += #","modifiedBy":"#.utf8
+                        if let device = version.modifiedBy {
+                            CanonicalJSON.writeString(device.rawValue, into: &bytes)
+                        } else {
+                            bytes += "null".utf8
+                        }
+                        bytes += #","schemaVersion":"#.utf8
+                        CanonicalJSON.writeNumber(Double(version.schemaVersion), into: &bytes, largeIntegersWithExponent: true)
+                        bytes += #","type":"#.utf8
+                        CanonicalJSON.writeString(version.type, into: &bytes)
+                        bytes.append(UInt8(ascii: "}"))
+                    }
+                    isFirst = false
+                }
+                try out.write { $0 += "]}\n".utf8 }
+                try out.flush()
             }
         }
     }

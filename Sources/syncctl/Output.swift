@@ -14,6 +14,51 @@ func printCanonical(_ value: JSONValue) {
     print(value.interchangeString)
 }
 
+/// Bytes for standard output, written out a megabyte at a time: a command that prints every
+/// record (a million of them) holds its output one piece at a time, not whole.
+struct StandardOutput {
+    private var bytes: [UInt8] = []
+    private static let pieceSize = 1 << 20
+
+    init() { bytes.reserveCapacity(Self.pieceSize + 64 << 10) }
+
+    /// Appends bytes, and writes out what is held once it reaches a megabyte.
+    mutating func append(contentsOf more: some Sequence<UInt8>) throws {
+        bytes.append(contentsOf: more)
+        if bytes.count >= Self.pieceSize { try flush() }
+    }
+
+    /// Gives `body` the bytes to append to, then writes out what is held once it reaches a megabyte.
+    mutating func write(_ body: (inout [UInt8]) -> Void) throws {
+        body(&bytes)
+        if bytes.count >= Self.pieceSize { try flush() }
+    }
+
+    /// Writes out what is held (`write(2)` on descriptor 1, nothing buffered in between: call it
+    /// before anything else prints). A reader gone away (`syncctl export | head`) ends the
+    /// command with that error instead of reading the rest of the store for nothing.
+    mutating func flush() throws {
+        try bytes.withUnsafeBytes { raw in
+            var offset = 0
+            while offset < raw.count {
+                let written = Glibc.write(STDOUT_FILENO, raw.baseAddress! + offset, raw.count - offset)
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    throw OutputError(reason: String(cString: strerror(errno)))
+                }
+                offset += written
+            }
+        }
+        bytes.removeAll(keepingCapacity: true)
+    }
+}
+
+/// Standard output could not be written.
+struct OutputError: Error, CustomStringConvertible {
+    var reason: String
+    var description: String { "cannot write to standard output: \(reason)" }
+}
+
 /// Reads a JSON object from a file path, or standard input for "-" or nil.
 func readJSONObject(from path: String?, what: String) throws -> JSONObject {
     let data: Data

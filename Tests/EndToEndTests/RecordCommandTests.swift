@@ -70,6 +70,56 @@ struct RecordCommandTests {
         #expect(conflictsText.stdout.contains("phone one") && conflictsText.stdout.contains("laptop one"))
     }
 
+    @Test("export and list --json print exactly RFC 8785, written out a piece at a time: 3,000 records of nested, escaped fields (over a megabyte), and an empty store")
+    func streamedOutput() throws {
+        let workspace = try Workspace()
+        defer { workspace.remove() }
+        let location = workspace.location()
+        // Given an empty store
+        #expect(try workspace.run(["merge"] + location).status == 0)
+        #expect(try workspace.run(["export"] + location).stdout == #"{"device":"desk","records":[]}"# + "\n")
+        #expect(try workspace.run(["list", "--json"] + location).stdout == "[]\n")
+        #expect(try workspace.run(["list"] + location).stdout == "No records.\n")
+        // And then 3,000 records (every tenth a tombstone, some without a time or a device)
+        var versions: [ReadOnly.Version] = []
+        for n in 0..<3000 {
+            var fields = CommandFolder.object(
+                #"{"note": "Crème brûlée \"quoted\" \\ tab\t 🍅 ☕", "nested": {"z": [1, 2.5, -0.001, 1e-7, {"b": null, "a": true}], "a": "x"}}"#)
+            fields["text"] = .string(String(repeating: "lorem ipsum ", count: 40) + "\(n)")
+            var version = Files.version(n, by: n % 2 == 0 ? "laptop" : "phone", at: Int64(n), fields: fields, deleted: n % 10 == 0)
+            if n % 7 == 0 { version.lastModified = nil }
+            if n % 11 == 0 { version.modifiedBy = nil }
+            versions.append(version)
+        }
+        try workspace.write("laptop.json", Files.snapshot("laptop", generation: 1, versions: versions))
+        #expect(try workspace.run(["merge"] + location).status == 0)
+
+        // When every record is exported and listed
+        let export = try workspace.run(["export"] + location)
+        let list = try workspace.run(["list", "--json", "--deleted"] + location)
+
+        // Then each output is more than a megabyte, and is its own RFC 8785 serialization, byte for byte
+        for run in [export, list] {
+            #expect(run.status == 0, "\(run.stderr)")
+            #expect(run.stdout.utf8.count > 1 << 20)
+            #expect(try StrictJSON.parse(Array(run.stdout.utf8)).interchangeString + "\n" == run.stdout)
+        }
+        // And export holds every live record in id order, its fields as put, nothing else
+        let document = try jsonObject(export.stdout)
+        guard case .array(let exported)? = document["records"] else { throw HarnessError("no records in export") }
+        let live = versions.filter { !$0.deleted }
+        #expect(exported.count == live.count)
+        for (value, version) in zip(exported, live) {
+            guard case .object(let object) = value else { throw HarnessError("not an object: \(value)") }
+            #expect(object["id"] == .string(version.id.rawValue))
+            #expect(object["fields"] == .object(version.fields))
+            #expect(object["lastModified"] == (version.lastModified.map { .string($0.written) } ?? .null))
+            #expect(object["modifiedBy"] == (version.modifiedBy.map { .string($0.rawValue) } ?? .null))
+        }
+        // And list --json holds every record, tombstones too, as this device publishes them
+        #expect(try jsonArray(list.stdout) == (try Files.published(in: workspace.shared, device: "desk").records))
+    }
+
     @Test("put from stdin prints the id and publishes; put from a file edits; delete writes a tombstone")
     func putAndDelete() throws {
         let workspace = try Self.merged()
