@@ -97,11 +97,15 @@ extension SyncDevice {
     /// Calls `body` with every record held, in id order, one at a time (a command printing a
     /// million records holds one, not all), as ``records(type:includeDeleted:)`` lists them.
     /// The records are read in one read transaction: a consistent state of the store.
+    ///
+    /// - Parameter onlyUnresolved: only records with conflicts that need a person
+    ///   (``conflictedRecords()``).
     public func forEachRecord(
-        type: String? = nil, includeDeleted: Bool = false, _ body: (ReadOnly.Record) throws -> Void
+        type: String? = nil, includeDeleted: Bool = false, onlyUnresolved: Bool = false,
+        _ body: (ReadOnly.Record) throws -> Void
     ) throws {
         try store.reading { session in
-            try session.forEachRecord(type: type) { record in
+            try session.forEachRecord(type: type, onlyUnresolved: onlyUnresolved) { record in
                 if includeDeleted || !record.version.deleted { try body(record) }
             }
         }

@@ -20,10 +20,17 @@ extension SyncctlCommand {
 
         func run() async throws {
             try await reportingFailures {
-                let records = try await global.openDevice().conflictedRecords()
-                if output.json { return printCanonical(.array(records.map { .object($0.normalForm) })) }
-                if records.isEmpty { return print("No conflicts.") }
-                for record in records { printConflict(record) }
+                let device = try await global.openDevice()
+                // One record at a time, as it is read (see syncctl list).
+                if output.json {
+                    return try printRecordArray { try device.forEachRecord(includeDeleted: true, onlyUnresolved: true, $0) }
+                }
+                var count = 0
+                try device.forEachRecord(includeDeleted: true, onlyUnresolved: true) { record in
+                    printConflict(record)
+                    count += 1
+                }
+                if count == 0 { print("No conflicts.") }
             }
         }
     }

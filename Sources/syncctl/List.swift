@@ -21,18 +21,11 @@ extension SyncctlCommand {
             try await reportingFailures {
                 let device = try await global.openDevice()
                 // One record at a time, straight to the output: a million records are not held at once.
+                if output.json {
+                    return try printRecordArray { try device.forEachRecord(type: type, includeDeleted: deleted, $0) }
+                }
                 var out = StandardOutput()
                 var count = 0
-                if output.json {
-                    // Each record's line is its normal form in RFC 8785, as this device publishes it.
-                    try device.forEachRecord(type: type, includeDeleted: deleted) { record in
-                        try out.write { $0.append(count == 0 ? UInt8(ascii: "[") : UInt8(ascii: ",")) }
-                        try out.append(contentsOf: record.interchangeLine)
-                        count += 1
-                    }
-                    try out.write { $0 += (count == 0 ? "[]\n" : "]\n").utf8 }
-                    return try out.flush()
-                }
                 try device.forEachRecord(type: type, includeDeleted: deleted) { record in
                     let version = record.version
                     var line = record.id.rawValue + "  " + padded(version.type, 16)

@@ -53,6 +53,21 @@ struct StandardOutput {
     }
 }
 
+/// Prints records as one JSON array of their lines (each its normal form in RFC 8785, as this
+/// device publishes it), each as `forEach` reads it, the way `printCanonical` would print the
+/// array built whole.
+func printRecordArray(_ forEach: ((ReadOnly.Record) throws -> Void) throws -> Void) throws {
+    var out = StandardOutput()
+    var count = 0
+    try forEach { record in
+        try out.write { $0.append(count == 0 ? UInt8(ascii: "[") : UInt8(ascii: ",")) }
+        try out.append(contentsOf: record.interchangeLine)
+        count += 1
+    }
+    try out.write { $0 += (count == 0 ? "[]\n" : "]\n").utf8 }
+    try out.flush()
+}
+
 /// Standard output could not be written.
 struct OutputError: Error, CustomStringConvertible {
     var reason: String
