@@ -101,8 +101,6 @@ struct ElementDigest: Hashable, Sendable {
     func hash(into hasher: inout Hasher) { hasher.combine(high) }
 }
 
-/// What the records of one file gave in one group of a pass: the versions to merge and what was
-/// wrong with some. A file's tallies over every group make its outcome.
 /// An element whose versions merged, as a file's tally keeps it (``SourceTally/mergedElements``).
 struct MergedElement: Sendable {
     var digest: ElementDigest
@@ -112,6 +110,8 @@ struct MergedElement: Sendable {
     var record: RecordID?
 }
 
+/// What the records of one file gave in one group of a pass: the versions to merge and what was
+/// wrong with some. A file's tallies over every group make its outcome.
 struct SourceTally: Sendable {
     /// The versions to merge: valid, in their part, fitting their schema.
     var versions: [ReadOnly.Version] = []

@@ -35,7 +35,7 @@ extension SyncctlCommand {
                     if !record.unresolvedConflicts.isEmpty {
                         line += "  [\(record.unresolvedConflicts.count) conflict(s)]"
                     }
-                    try out.append(contentsOf: (line + "\n").utf8)
+                    try out.write { $0 += (line + "\n").utf8 }
                     count += 1
                 }
                 try out.flush()
@@ -96,26 +96,21 @@ extension SyncctlCommand {
                 try device.forEachRecord(type: type) { record in
                     let version = record.version
                     try out.write { bytes in
+                        func string(_ text: String?) {
+                            if let text { CanonicalJSON.writeString(text, into: &bytes) } else { bytes += "null".utf8 }
+                        }
                         bytes += (isFirst ? #"{"fields":"# : #",{"fields":"#).utf8
                         bytes += version.encodedFields.bytes
                         bytes += #","id":"#.utf8
-                        CanonicalJSON.writeString(version.id.rawValue, into: &bytes)
+                        string(version.id.rawValue)
                         bytes += #","lastModified":"#.utf8
-                        if let time = version.lastModified {
-                            CanonicalJSON.writeString(time.written, into: &bytes)
-                        } else {
-                            bytes += "null".utf8
-                        }
+                        string(version.lastModified?.written)
                         bytes += #","modifiedBy":"#.utf8
-                        if let device = version.modifiedBy {
-                            CanonicalJSON.writeString(device.rawValue, into: &bytes)
-                        } else {
-                            bytes += "null".utf8
-                        }
+                        string(version.modifiedBy?.rawValue)
                         bytes += #","schemaVersion":"#.utf8
                         CanonicalJSON.writeNumber(Double(version.schemaVersion), into: &bytes, largeIntegersWithExponent: true)
                         bytes += #","type":"#.utf8
-                        CanonicalJSON.writeString(version.type, into: &bytes)
+                        string(version.type)
                         bytes.append(UInt8(ascii: "}"))
                     }
                     isFirst = false

@@ -22,12 +22,6 @@ struct StandardOutput {
 
     init() { bytes.reserveCapacity(Self.pieceSize + 64 << 10) }
 
-    /// Appends bytes, and writes out what is held once it reaches a megabyte.
-    mutating func append(contentsOf more: some Sequence<UInt8>) throws {
-        bytes.append(contentsOf: more)
-        if bytes.count >= Self.pieceSize { try flush() }
-    }
-
     /// Gives `body` the bytes to append to, then writes out what is held once it reaches a megabyte.
     mutating func write(_ body: (inout [UInt8]) -> Void) throws {
         body(&bytes)
@@ -60,8 +54,10 @@ func printRecordArray(_ forEach: ((ReadOnly.Record) throws -> Void) throws -> Vo
     var out = StandardOutput()
     var count = 0
     try forEach { record in
-        try out.write { $0.append(count == 0 ? UInt8(ascii: "[") : UInt8(ascii: ",")) }
-        try out.append(contentsOf: record.interchangeLine)
+        try out.write { bytes in
+            bytes.append(count == 0 ? UInt8(ascii: "[") : UInt8(ascii: ","))
+            bytes += record.interchangeLine
+        }
         count += 1
     }
     try out.write { $0 += (count == 0 ? "[]\n" : "]\n").utf8 }
