@@ -34,8 +34,8 @@ Before format 2 parts, main measured 9 blocks per edit at 1,000 records and 444 
 100,000 (58 MB; the transfer notes of the format 2 work): a record inserted in the middle of a
 one-file snapshot shifts every byte after it, in every device's file.
 
-Without --syncctl, syncctl is built as bench/run.py builds it (swift build -c release
---scratch-path .build-bench --product syncctl). Data goes under --data (default $BENCH_DATA,
+Without --syncctl, syncctl is built as bench/run.py builds it (scripts/build-release.sh
+--scratch-path .build-bench --product syncctl: as the Debian package ships it). Data goes under --data (default $BENCH_DATA,
 else ../bench-data next to the repository): folders/ (generated, kept) and work/ (this run's
 folder and stores, removed at the end unless --keep).
 """

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The SnapshotSync performance benchmark: the release-built syncctl against the plain baselines.
 
-One command builds syncctl in release mode (its own scratch path, .build-bench), generates a
+One command builds syncctl as the Debian package does (scripts/build-release.sh: release mode,
+static, its own scratch path .build-bench), generates a
 shared folder with bench/generate.py (D devices x M records, cached between runs), and times:
 
   cold         syncctl merge of the whole folder into an empty state directory (a fresh copy of
@@ -49,7 +50,8 @@ import argparse, datetime, glob, hashlib, json, os, platform, random, shutil, st
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRATCH = os.path.join(ROOT, ".build-bench")
-BUILD = ["swift", "build", "-c", "release", "--scratch-path", SCRATCH, "--product", "syncctl"]
+# The release build as the Debian package ships it (static, hardened): scripts/build-release.sh.
+BUILD = ["bash", os.path.join(ROOT, "scripts", "build-release.sh"), "--scratch-path", SCRATCH, "--product", "syncctl"]
 ALL_CASES = ["cold", "python", "python-json", "jq", "noop", "incremental", "publish"]
 BASELINES = {"python": "naive_merge_orjson.py", "python-json": "naive_merge.py"}  # in bench/baselines/
 TYPE = "ShoppingItem"

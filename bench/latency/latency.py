@@ -2,10 +2,11 @@
 """Latency of syncd: from a peer's file landing in the shared folder to this device's store and
 own file holding the change; and the CPU time an idle syncd uses.
 
-Against a release build (see docs/benchmarks-latency.md):
+Against the release build the Debian package ships (scripts/build-release.sh; see
+docs/benchmarks-latency.md):
 
-  swift build -c release --scratch-path .build-daemon-release --product syncd
-  swift build -c release --scratch-path .build-daemon-release --product syncctl
+  scripts/build-release.sh --scratch-path .build-daemon-release --product syncd
+  scripts/build-release.sh --scratch-path .build-daemon-release --product syncctl
   python3 bench/latency/latency.py --records 1000 --edits 100
 
 What it does, for one folder size:
