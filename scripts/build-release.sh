@@ -10,7 +10,7 @@
 # - --static-swift-stdlib: the Swift runtime, Foundation and the packages are linked in, so the
 #   binaries need no toolchain. It also starts faster: nothing changed at 1,000,000 records took
 #   42 ms with a dynamically linked syncctl (22 libraries to load and bind) and 31 ms static,
-#   interleaved (docs/performance.md, 27 November).
+#   interleaved (docs/performance.md, night of 26 November).
 # - --disable-local-rpath: no search path into the build directory (ld.so would otherwise look
 #   for each library in 20 hwcaps subdirectories of it first).
 # - -z relro -z now: full RELRO and immediate binding, as dpkg-buildflags' hardening asks (Swift
