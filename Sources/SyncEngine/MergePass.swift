@@ -93,10 +93,6 @@ extension SyncDevice {
         // Merge and store, in one transaction.
         func mergeAndStore() throws -> (Publication?, Edit?) { try store.transaction { session -> (Publication?, Edit?) in
             let inserts = storeIsEmpty ? try session.newRecords(at: now) : nil
-            // A first merge writes every page of the store once, and the commit waits for the
-            // disk to take them all: the disk starts on them as they are written instead.
-            let writeback = inserts == nil ? nil : try? SystemCalls.openForReadingNoFollow(storePath)
-            defer { if let writeback { SystemCalls.close(writeback) } }
             var tallies = spanning.tallies
             var deletions = [Int](repeating: 0, count: spanning.files.count)
             // Records the merge refused: their elements' digests are not kept (see
@@ -142,7 +138,6 @@ extension SyncDevice {
                         try inserts.insert(record, as: line)
                         first?.add(record.id, line: line)
                     }
-                    if let writeback { SystemCalls.startWriteback(writeback) }
                     return
                 }
                 try incoming.forEachRecord { id, versions in
