@@ -31,7 +31,7 @@ let package = Package(
         // Pure: version vectors, the last-writer order, the merge, local edits. No I/O.
         .target(name: "SnapshotMerge", dependencies: ["SnapshotFormat"]),
         // The only C: libinotifytools (Debian ships no pkg-config file: linked by name), statfs, mallopt
-        // and sync_file_range.
+        // and O_TMPFILE.
         .systemLibrary(name: "CInotifyTools", providers: [.apt(["libinotifytools0-dev"])]),
         // One watcher per process, on its own thread (SyncEngine imports CInotifyTools only for mallopt).
         .target(name: "Inotify", dependencies: ["CInotifyTools"]),

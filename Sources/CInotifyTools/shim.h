@@ -9,14 +9,6 @@
 // mallopt(3), to let malloc grow its per-thread heaps in large steps (SyncEngine's MemoryAllocator).
 #include <malloc.h>
 
-// sync_file_range(2), which glibc declares only under _GNU_SOURCE: starts writing a file's dirty
-// pages back while more is still being written, so the fsync that ends the write has little
-// left to wait for (SyncEngine's publication and the store's write-behind).
-int sync_file_range(int fd, long offset, long count, unsigned int flags);
-static inline int snapshotsync_start_writeback(int fd, long offset, long count) {
-    return sync_file_range(fd, offset, count, 2 /* SYNC_FILE_RANGE_WRITE */);
-}
-
 // open(2) with O_TMPFILE, which glibc defines only under _GNU_SOURCE (and Swift cannot import
 // as a macro of two flags): an unnamed file in a directory, gone when closed (a pass's spill file).
 #include <fcntl.h>

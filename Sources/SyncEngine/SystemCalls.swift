@@ -230,13 +230,6 @@ enum SystemCalls {
         }
     }
 
-    /// Starts writing back to disk the `count` bytes (0: to the end) from `offset` already
-    /// written, without waiting (`sync_file_range(2)`, `SYNC_FILE_RANGE_WRITE`). Advisory: when it
-    /// fails, the fsync that ends the write only has more to do.
-    static func startWriteback(_ descriptor: Int32, offset: Int = 0, count: Int = 0) {
-        _ = snapshotsync_start_writeback(descriptor, offset, count)
-    }
-
     /// `fsync(2)`: the bytes are on disk when it returns.
     static func synchronize(_ descriptor: Int32, path: String) throws(SystemCallError) {
         guard fsync(descriptor) == 0 else { throw SystemCallError(call: "fsync", subject: path, errno: errno) }
