@@ -81,7 +81,7 @@ public enum RecordMerge {
         // store does not hold yet, or they hold what the store holds.
         if let first = incoming.first {
             if let held {
-                if held.conflicts.isEmpty, incoming.allSatisfy({ $0 == held.version }) { return held }
+                if incoming.allSatisfy({ isKnown($0, to: held) }) { return held }
             } else if incoming.allSatisfy({ $0 == first }) {
                 return ReadOnly.Record(version: first)
             }
@@ -90,5 +90,17 @@ public enum RecordMerge {
         if let held { all = [held.version] + held.conflicts }
         all.append(contentsOf: incoming)
         return try merge(all, limit: limit)
+    }
+
+    /// Whether merging `version` into `held` changes nothing: it is one of the held versions, or
+    /// its vector is strictly dominated by the held winner's, so step 1 drops it. (What is held
+    /// is the merge of its own versions, so it stays as it is.) A peer that has not taken in the
+    /// merged state, or another tool, publishes such versions over and over: the winner it had,
+    /// the other side of a conflict. Held conflicts are compared only when they are few, so that
+    /// this stays linear for hostile records; the full merge decides otherwise.
+    private static func isKnown(_ version: ReadOnly.Version, to held: ReadOnly.Record) -> Bool {
+        if version == held.version { return true }
+        if version.hasVector, version.versionVector.isDominated(by: held.version.versionVector) { return true }
+        return held.conflicts.count <= 8 && held.conflicts.contains(version)
     }
 }

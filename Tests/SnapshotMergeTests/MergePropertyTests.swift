@@ -74,6 +74,36 @@ struct MergePropertyTests {
         }
     }
 
+    @Test("Merging what is held with versions it already knows (its own, or older than its winner) gives what the full merge gives")
+    func knownVersions() async {
+        await propertyCheck(count: Self.runs, input: HistoryScenario.generator, Gen.int(in: 0...Int.max)) { scenario, seed in
+            var random = SplitMix64(propertySeed: seed)
+            for (id, versions) in WriterHistory(scenario).publishedByID {
+                // Given the merge of some of a record's versions, as the store holds it
+                let seen = versions.filter { _ in Int.random(in: 0..<4, using: &random) > 0 }
+                guard let held = RecordMerge.merge(seen) else { continue }
+                // And versions a peer not in step publishes again: some held ones, some older than the
+                // winner, and once in a while any of the record's versions, perhaps one the store has
+                // not seen (newer, or concurrent: the full merge must decide)
+                let older = versions.filter { $0.hasVector && $0.versionVector.isDominated(by: held.version.versionVector) }
+                var incoming = held.allVersions.filter { _ in Bool.random(using: &random) }
+                incoming += older.filter { _ in Bool.random(using: &random) }
+                if Bool.random(using: &random), let any = versions.randomElement(using: &random) {
+                    incoming.append(any)
+                }
+                guard !incoming.isEmpty else { continue }
+                // When they are merged with what is held
+                let merged = RecordMerge.merge(held: held, incoming: incoming)
+                // Then the result is the merge of every version, and what is held when all were known
+                let full = RecordMerge.merge(held.allVersions + incoming)
+                #expect(merged == full, "\(id): \(Make.text(merged)) != \(Make.text(full))")
+                if incoming.allSatisfy({ held.allVersions.contains($0) || older.contains($0) }) {
+                    #expect(merged == held, "\(id): \(Make.text(merged)) != \(Make.text(held))")
+                }
+            }
+        }
+    }
+
     /// The rule, derived from the contract's steps 1 to 3: let the survivors be the vectored versions
     /// that no other vectored version dominates and that are the greatest (last-writer order) of their
     /// identical vector. Every survivor is in the result, as the winner or a conflict, whatever the
