@@ -33,6 +33,8 @@ public enum RecordMerge {
         if let first = versions.first, versions.dropFirst().allSatisfy({ $0 == first }) {
             return ReadOnly.Record(version: first)
         }
+        // The next most common: the others are older versions of one (step 1 drops them all).
+        if let newest = dominatingAllOthers(versions) { return ReadOnly.Record(version: newest) }
         // Step 1's identical vectors and step 2: only the greatest of each vector, and of the vector-less.
         var greatestByVector: [VersionVector: GreatestVersion] = [:]
         greatestByVector.reserveCapacity(versions.count)
@@ -90,6 +92,22 @@ public enum RecordMerge {
         if let held { all = [held.version] + held.conflicts }
         all.append(contentsOf: incoming)
         return try merge(all, limit: limit)
+    }
+
+    /// The version whose vector strictly dominates every other version's (copies of it aside),
+    /// or nil when there is none, or when a version has no vector (the full merge decides then).
+    /// Two passes: the candidate gives way to each later version that dominates it (a version
+    /// dominating all others is never given way), then every other is checked against it.
+    private static func dominatingAllOthers(_ versions: [ReadOnly.Version]) -> ReadOnly.Version? {
+        guard var candidate = versions.first, candidate.hasVector else { return nil }
+        for version in versions.dropFirst() {
+            guard version.hasVector else { return nil }
+            if candidate.versionVector.isDominated(by: version.versionVector) { candidate = version }
+        }
+        for version in versions where version != candidate {
+            guard version.versionVector.isDominated(by: candidate.versionVector) else { return nil }
+        }
+        return candidate
     }
 
     /// Whether merging `version` into `held` changes nothing: it is one of the held versions, or
