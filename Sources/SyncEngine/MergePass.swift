@@ -93,6 +93,12 @@ extension SyncDevice {
         // Merge and store, in one transaction.
         func mergeAndStore() throws -> (Publication?, Edit?) { try store.transaction { session -> (Publication?, Edit?) in
             let inserts = storeIsEmpty ? try session.newRecords(at: now) : nil
+            // A first merge writes every page of the store once, and its commit waits for the disk
+            // to take them all: the disk starts on them as they are written instead (after each
+            // group's inserts), through SQLite's own descriptor of the file, never one of ours
+            // (see SystemCalls.heldDescriptor).
+            let writeback = inserts == nil ? nil : SystemCalls.heldDescriptor(of: storePath).map(Writeback.init)
+            defer { writeback?.finish() }
             var tallies = spanning.tallies
             var deletions = [Int](repeating: 0, count: spanning.files.count)
             // Records the merge refused: their elements' digests are not kept (see
@@ -138,6 +144,7 @@ extension SyncDevice {
                         try inserts.insert(record, as: line)
                         first?.add(record.id, line: line)
                     }
+                    writeback?.request()
                     return
                 }
                 try incoming.forEachRecord { id, versions in

@@ -230,6 +230,35 @@ enum SystemCalls {
         }
     }
 
+    /// Starts writing back to disk the pages of the file behind `descriptor` already written, without
+    /// waiting (`sync_file_range(2)`, `SYNC_FILE_RANGE_WRITE`). Advice only: when it fails, the
+    /// fsync that ends the write has more to do.
+    static func startWriteback(_ descriptor: Int32) {
+        _ = snapshotsync_start_writeback(descriptor)
+    }
+
+    /// A descriptor this process already holds on the file at `path` (the same device and inode),
+    /// found among `/proc/self/fd`; nil when there is none or `/proc` is not mounted.
+    ///
+    /// For advice such as ``startWriteback(_:)`` on a file another library opened (SQLite's
+    /// store): the descriptor stays its owner's, and must never be closed here. Opening and
+    /// closing a descriptor of our own instead would release every POSIX lock this process holds
+    /// on the file, SQLite's included (fcntl(2): closing any descriptor of a file does).
+    static func heldDescriptor(of path: String) -> Int32? {
+        guard let target = try? status(path), let listing = opendir("/proc/self/fd") else { return nil }
+        defer { closedir(listing) }
+        let own = dirfd(listing)
+        while let entry = readdir(listing) {
+            let name = UnsafeRawPointer(entry).advanced(by: Self.nameOffset).assumingMemoryBound(to: CChar.self)
+            guard let number = Int32(String(cString: name)), number != own else { continue }
+            var raw = stat()
+            guard fstat(number, &raw) == 0 else { continue }
+            let found = FileStatus(raw)
+            if found.fileSystemDevice == target.fileSystemDevice, found.inode == target.inode { return number }
+        }
+        return nil
+    }
+
     /// `fsync(2)`: the bytes are on disk when it returns.
     static func synchronize(_ descriptor: Int32, path: String) throws(SystemCallError) {
         guard fsync(descriptor) == 0 else { throw SystemCallError(call: "fsync", subject: path, errno: errno) }
