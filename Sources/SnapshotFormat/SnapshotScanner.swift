@@ -259,19 +259,11 @@ extension StrictJSONParser {
     /// nil, with `position` unchanged, when it has escapes.
     private mutating func scanPlainString() throws(JSONParseError) -> UnsafeBufferPointer<UInt8>? {
         let start = position + 1
-        var i = start
-        while i < input.count {
-            i = skippingPlainASCII(from: i)
-            guard i < input.count else { break }
-            let byte = input[i]
-            if byte == UInt8(ascii: "\"") {
-                position = i + 1
-                return UnsafeBufferPointer(rebasing: input[start..<i])
-            }
-            if byte == UInt8(ascii: "\\") || byte < 0x20 { return nil }
-            i += byte < 0x80 ? 1 : try utf8SequenceLength(at: i)
-        }
-        throw truncated()
+        let i = try skippingPlainText(from: start)
+        guard i < input.count else { throw truncated() }
+        guard input[i] == UInt8(ascii: "\"") else { return nil }  // a backslash or a control byte
+        position = i + 1
+        return UnsafeBufferPointer(rebasing: input[start..<i])
     }
 
     /// Reads a version vector object; nil (with `position` after the object) when irregular.

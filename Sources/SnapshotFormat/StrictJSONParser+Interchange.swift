@@ -165,23 +165,16 @@ extension StrictJSONParser {
     /// bytes also go to ``keyBytes``.
     private mutating func appendString(into out: inout [UInt8], isKey: Bool) throws(JSONParseError) {
         let start = position + 1
-        var i = start
         // Fast path: nothing to unescape or escape, so the input's bytes are the output's.
-        while i < input.count {
-            i = skippingPlainASCII(from: i)
-            guard i < input.count else { break }
-            let byte = input[i]
-            if byte == UInt8(ascii: "\"") {
-                let plain = UnsafeBufferPointer(rebasing: input[start..<i])
-                out.append(UInt8(ascii: "\""))
-                out.append(contentsOf: plain)
-                out.append(UInt8(ascii: "\""))
-                if isKey { keyBytes.append(contentsOf: plain) }
-                position = i + 1
-                return
-            }
-            if byte == UInt8(ascii: "\\") || byte < 0x20 { break }
-            i += byte < 0x80 ? 1 : try utf8SequenceLength(at: i)
+        let i = try skippingPlainText(from: start)
+        if i < input.count, input[i] == UInt8(ascii: "\"") {
+            let plain = UnsafeBufferPointer(rebasing: input[start..<i])
+            out.append(UInt8(ascii: "\""))
+            out.append(contentsOf: plain)
+            out.append(UInt8(ascii: "\""))
+            if isKey { keyBytes.append(contentsOf: plain) }
+            position = i + 1
+            return
         }
         // Escapes: decoded into `scratch` and written from there, without making a String.
         if let plain = try decodeString(isKey: isKey) {

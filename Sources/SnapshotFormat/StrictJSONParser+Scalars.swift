@@ -13,16 +13,10 @@ extension StrictJSONParser {
         let start = position
         // Fast path: no escapes, so the string is the input's bytes once they are known to be valid.
         var i = position
-        while i < input.count {
-            i = skippingPlainASCII(from: i)
-            guard i < input.count else { break }
-            let byte = input[i]
-            if byte == UInt8(ascii: "\"") {
-                position = i + 1
-                return UnsafeBufferPointer(rebasing: input[start..<i])
-            }
-            if byte == UInt8(ascii: "\\") || byte < 0x20 { break }
-            i += byte < 0x80 ? 1 : try utf8SequenceLength(at: i)
+        i = try skippingPlainText(from: i)
+        if i < input.count, input[i] == UInt8(ascii: "\"") {
+            position = i + 1
+            return UnsafeBufferPointer(rebasing: input[start..<i])
         }
         scratch.removeAll(keepingCapacity: true)
         scratch.append(contentsOf: UnsafeBufferPointer(rebasing: input[start..<i]))
@@ -135,26 +129,50 @@ extension StrictJSONParser {
         return value
     }
 
-    /// Where the bytes from `start` on stop being ones a string holds as they are, found eight at
-    /// a time: the start of the first eight bytes that are not all printable ASCII other than a
-    /// quote or a backslash (or of the last few bytes of the input). Long text then costs a word
-    /// test per eight bytes instead of a branch per byte.
+    /// Where the bytes of a string from `start` on stop being ones it holds as they are: the first
+    /// quote, backslash or control byte (or the end of the input), past printable ASCII and
+    /// well-formed UTF-8 sequences. ASCII is tested eight bytes at a time, and the first byte that
+    /// ends a run is found in its word (the lowest flagged byte is exact), so that long text costs
+    /// a word test per eight bytes and a string's end costs no byte-by-byte walk.
+    ///
+    /// - Throws: at the first byte that does not start a well-formed UTF-8 sequence.
     @inline(__always)
-    func skippingPlainASCII(from start: Int) -> Int {
+    func skippingPlainText(from start: Int) throws(JSONParseError) -> Int {
         guard let base = input.baseAddress else { return start }
         let raw = UnsafeRawPointer(base)
+        let count = input.count
         var at = start
-        while at + 8 <= input.count {
-            let word = raw.loadUnaligned(fromByteOffset: at, as: UInt64.self)
-            // A byte of 0x80 or more (the start or middle of a UTF-8 sequence, validated byte by
-            // byte) has its top bit set in the word itself.
-            let special =
-                Self.zeroBytes(in: word ^ Self.repeated(0x22)) | Self.zeroBytes(in: word ^ Self.repeated(0x5C))
-                | Self.bytesBelow(0x20, in: word) | (word & Self.repeated(0x80))
-            if special != 0 { break }
-            at += 8
+        while true {
+            while at + 8 <= count {
+                let word = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: at, as: UInt64.self))
+                // A byte of 0x80 or more (in a UTF-8 sequence) has its top bit set in the word itself.
+                let special =
+                    Self.zeroBytes(in: word ^ Self.repeated(0x22)) | Self.zeroBytes(in: word ^ Self.repeated(0x5C))
+                    | Self.bytesBelow(0x20, in: word) | (word & Self.repeated(0x80))
+                if special != 0 {
+                    at += special.trailingZeroBitCount >> 3
+                    break
+                }
+                at += 8
+            }
+            guard at < count else { return at }
+            let byte = base[at]
+            if byte < 0x80 {
+                if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte < 0x20 { return at }
+                at += 1  // within the last seven bytes
+                continue
+            }
+            // The common two- and three-byte sequences here; the rest (and every error) in full.
+            if byte &- 0xC2 <= 0xDF - 0xC2, at + 1 < count, base[at + 1] & 0xC0 == 0x80 {
+                at += 2
+            } else if byte &- 0xE1 <= 0xEC - 0xE1 || byte &- 0xEE <= 1, at + 2 < count,
+                base[at + 1] & 0xC0 == 0x80, base[at + 2] & 0xC0 == 0x80
+            {
+                at += 3
+            } else {
+                at += try utf8SequenceLength(at: at)
+            }
         }
-        return at
     }
 
     /// `byte` in each of a word's eight bytes.

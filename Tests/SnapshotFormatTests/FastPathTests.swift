@@ -52,6 +52,53 @@ struct FastPathTests {
         }
     }
 
+    @Test("generated UTF-8, well-formed or not, in long strings: every path accepts exactly what Swift's validation accepts")
+    func generatedUTF8() throws {
+        let valid: [[UInt8]] = [
+            Array("é".utf8), Array("Σπ".utf8), Array("Хлеб".utf8), Array("寿司".utf8), Array("€".utf8), Array("😀".utf8),
+            [0xC2, 0x80], [0xDF, 0xBF], [0xE0, 0xA0, 0x80], [0xED, 0x9F, 0xBF], [0xEE, 0x80, 0x80], [0xEF, 0xBF, 0xBF],
+            [0xF0, 0x90, 0x80, 0x80], [0xF4, 0x8F, 0xBF, 0xBF],
+        ]
+        let invalid: [[UInt8]] = [
+            [0x80], [0xBF], [0xC0, 0xAF], [0xC1, 0xBF], [0xC2], [0xC3, 0xC3], [0xE0, 0x80, 0x80], [0xE4, 0xB8],
+            [0xED, 0xA0, 0x80], [0xEE, 0x80], [0xF0, 0x80, 0x80, 0x80], [0xF4, 0x90, 0x80, 0x80], [0xF5], [0xFF],
+        ]
+        var random = SplitMix64(seed: 8)
+        var accepted = 0
+        var refused = 0
+        for round in 0..<4000 {
+            var bytes: [UInt8] = []
+            for _ in 0..<Int.random(in: 1...12, using: &random) {
+                switch Int.random(in: 0..<40, using: &random) {
+                case 0: bytes += invalid.randomElement(using: &random)!
+                case 1..<20: bytes += valid.randomElement(using: &random)!
+                default:
+                    bytes += (0..<Int.random(in: 0...19, using: &random)).map { _ in UInt8.random(in: 0x61...0x7A, using: &random) }
+                }
+            }
+            let expected = String(validating: bytes, as: UTF8.self)
+            let document = [UInt8(ascii: "[")] + [0x22] + bytes + [0x22] + [UInt8(ascii: "]")]
+            let parsed = Result { () throws(JSONParseError) in try StrictJSON.parse(document) }
+            switch parsed {
+            case .success(let value):
+                #expect(value == .array([.string(expected ?? "(refused by Swift)")]), "round \(round): \(bytes)")
+                accepted += 1
+            case .failure(let error):
+                #expect(expected == nil && error.reason == "invalid UTF-8", "round \(round): \(bytes)")
+                refused += 1
+            }
+            let fast = Result { try StrictJSON.interchangeBytes(of: document) }
+            #expect((try? fast.get()) == (try? parsed.get())?.interchangeBytes, "round \(round): \(bytes)")
+            // In a record: as its type (the scanner's plain strings) and in its fields (interchange).
+            var record = Array(#"{"format":1,"device":"laptop","generation":3,"records":[{"id":"0000AAAA-0000-4000-8000-000000000001","type":"#.utf8)
+            record += [0x22] + bytes + [0x22]
+            record += Array(#","lastModified":"2026-01-01T00:00:00.000Z","modifiedBy":"laptop","fields":{"t":"#.utf8)
+            record += [0x22] + bytes + [0x22] + Array("}}]}".utf8)
+            try expectSameReading(record, fileName: "laptop.json")
+        }
+        #expect(accepted > 1000 && refused > 300)
+    }
+
     @Test("every vector input file reads the same through the scanner and through the tree")
     func vectorFiles() throws {
         var files = 0
