@@ -412,12 +412,16 @@ extension StrictJSONParser {
             switch byte {
             case UInt8(ascii: "\""):
                 at += 1
-                // Eight bytes at a time while none of them is a quote or a backslash.
+                // Eight bytes at a time while none of them is a quote or a backslash, then straight
+                // to the first that is (the lowest flagged byte of the word is exact).
                 while at + 8 <= count {
-                    let word = raw.loadUnaligned(fromByteOffset: at, as: UInt64.self)
+                    let word = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: at, as: UInt64.self))
                     let found =
                         Self.zeroBytes(in: word ^ Self.repeated(0x22)) | Self.zeroBytes(in: word ^ Self.repeated(0x5C))
-                    if found != 0 { break }
+                    if found != 0 {
+                        at += found.trailingZeroBitCount >> 3
+                        break
+                    }
                     at += 8
                 }
                 while at < count, input[at] != UInt8(ascii: "\"") {
