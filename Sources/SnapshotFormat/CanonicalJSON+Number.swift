@@ -37,7 +37,7 @@ extension CanonicalJSON {
                 return true
             }
         if isPlain { return }
-        let (digits, pointPosition) = shortestDigits(number)
+        let (digits, pointPosition) = shortestDigits(of: text)
         if number < 0 { buffer.append(UInt8(ascii: "-")) }
         // ECMAScript's rule with k = digits.count and n = pointPosition: value = 0.d1d2…dk × 10^n.
         let k = digits.count
@@ -73,10 +73,11 @@ extension CanonicalJSON {
         writeInteger(Int64((n - 1).magnitude), into: &buffer)
     }
 
-    /// The shortest digits that round-trip to `number` (no leading or trailing zeros) and the
-    /// position of the decimal point relative to them, taken from Swift's `description`, which
-    /// prints exactly those digits (e.g. `1e-07`, `1.2345e+21`, `0.001`, `123.0`).
-    private static func shortestDigits(_ number: Double) -> (digits: [UInt8], pointPosition: Int) {
+    /// The shortest digits that round-trip to a number (no leading or trailing zeros) and the
+    /// position of the decimal point relative to them, taken from its Swift `description`, which
+    /// prints exactly those digits (e.g. `1e-07`, `1.2345e+21`, `0.001`, `123.0`; a minus sign is
+    /// skipped).
+    private static func shortestDigits(of description: String) -> (digits: [UInt8], pointPosition: Int) {
         var digits: [UInt8] = []
         digits.reserveCapacity(17)
         var integerDigits = 0
@@ -84,9 +85,11 @@ extension CanonicalJSON {
         var exponent = 0
         var exponentNegative = false
         var inExponent = false
-        for byte in number.magnitude.description.utf8 {
+        var seenDigit = false
+        for byte in description.utf8 {
             switch byte {
             case UInt8(ascii: "0")...UInt8(ascii: "9"):
+                seenDigit = true
                 if inExponent {
                     exponent = exponent * 10 + Int(byte - UInt8(ascii: "0"))
                 } else {
@@ -95,7 +98,7 @@ extension CanonicalJSON {
                 }
             case UInt8(ascii: "."): seenPoint = true
             case UInt8(ascii: "e"), UInt8(ascii: "E"): inExponent = true
-            case UInt8(ascii: "-"): exponentNegative = true
+            case UInt8(ascii: "-"): if seenDigit { exponentNegative = true }  // else the number's sign
             default: break  // "+"
             }
         }
