@@ -437,12 +437,10 @@ extension StrictJSONParser {
                 if depth == 0 { return at }
                 depth -= 1
                 if depth == 0 { return at + 1 }
-            case UInt8(ascii: ","):
-                if depth == 0 { return at }
-            case UInt8(ascii: "0")...UInt8(ascii: "9") where depth > 0:
-                // A number inside an array or object: on to the next quote or bracket, eight bytes
-                // at a time (digits, commas, colons and spaces between do not matter in there).
-                // Arrays of numbers are long runs of such bytes; elsewhere a number is short.
+            case _ where depth > 0:
+                // Inside an array or object only quotes and brackets matter (not commas, colons,
+                // whitespace, numbers or literals): on to the next one, eight bytes at a time.
+                // Arrays of numbers and indented files are long runs of such bytes.
                 at += 1
                 while at + 8 <= count {
                     let word = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: at, as: UInt64.self))
@@ -454,8 +452,10 @@ extension StrictJSONParser {
                     at += 8
                 }
                 continue
+            case UInt8(ascii: ","), 0x20, 0x0A, 0x0D, 0x09:
+                return at  // at the top level: the element ends here
             default:
-                if depth == 0, byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09 { return at }
+                break
             }
             at += 1
         }
