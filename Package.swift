@@ -30,10 +30,10 @@ let package = Package(
         .target(name: "SnapshotFormat"),
         // Pure: version vectors, the last-writer order, the merge, local edits. No I/O.
         .target(name: "SnapshotMerge", dependencies: ["SnapshotFormat"]),
-        // The only C: libinotifytools (Debian ships no pkg-config file: linked by name), statfs, mallopt
-        // and O_TMPFILE.
+        // The only C: libinotifytools (Debian ships no pkg-config file: linked by name), statfs, mallopt,
+        // sync_file_range and O_TMPFILE.
         .systemLibrary(name: "CInotifyTools", providers: [.apt(["libinotifytools0-dev"])]),
-        // One watcher per process, on its own thread (SyncEngine imports CInotifyTools only for mallopt).
+        // One watcher per process, on its own thread (SyncEngine imports CInotifyTools for mallopt, sync_file_range and O_TMPFILE).
         .target(name: "Inotify", dependencies: ["CInotifyTools"]),
         // SQLite through GRDB: the storage contract.
         .target(
