@@ -4,9 +4,6 @@ import GRDB
 import GRDBSQLite
 import SnapshotFormat
 
-/// SQLite copies a bound value at once (the C macro SQLITE_TRANSIENT, which Swift does not import).
-private let SQLITE_TRANSIENT = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
-
 /// The store seen from inside one transaction or read: methods named for what they mean.
 public struct StoreSession {
     let db: Database
@@ -102,28 +99,34 @@ public struct StoreSession {
     private func saveRow(_ record: ReadOnly.Record, as stored: StoredLine, at now: Timestamp, through statement: Statement)
         throws
     {
-        // Bound through SQLite's C API: the line goes from its array to SQLite in one copy, the
-        // id from the stack.
+        // Bound through SQLite's C API, without copies: SQLite reads the id, type, line and
+        // digest where they are (SQLITE_STATIC) while the row is inserted, and the bindings are
+        // cleared before those bytes go. (A first merge saves every record; SQLITE_TRANSIENT
+        // cost an allocation, a copy and a free per value, each under SQLite's memory mutex.)
         changes?.insert(record.id)
         let raw = statement.sqliteStatement
         sqlite3_reset(raw)
-        sqlite3_clear_bindings(raw)
-        record.id.withWrittenBytes { id in
-            id.withMemoryRebound(to: CChar.self) { _ = sqlite3_bind_text(raw, 1, $0.baseAddress, 36, SQLITE_TRANSIENT) }
-        }
-        Self.bindText(record.version.type, at: 2, in: raw)
-        let code = stored.line.withUnsafeBytes { bytes in
-            sqlite3_bind_int(raw, 3, record.version.deleted ? 1 : 0)
-            sqlite3_bind_int64(raw, 4, Int64(record.unresolvedConflicts.count))
-            sqlite3_bind_int64(raw, 5, Int64(record.conflicts.count))
-            sqlite3_bind_int64(raw, 6, now.milliseconds)
-            sqlite3_bind_blob(raw, 7, bytes.baseAddress, Int32(bytes.count), SQLITE_TRANSIENT)
-            stored.digest.withUnsafeBytes {
-                _ = sqlite3_bind_blob(raw, 8, $0.baseAddress, Int32($0.count), SQLITE_TRANSIENT)
+        var type = record.version.type
+        let code = record.id.withWrittenBytes { id in
+            type.withUTF8 { type in
+                stored.line.withUnsafeBytes { line in
+                    stored.digest.withUnsafeBytes { digest in
+                        Self.bindText(id, at: 1, in: raw)
+                        Self.bindText(type, at: 2, in: raw)
+                        sqlite3_bind_int(raw, 3, record.version.deleted ? 1 : 0)
+                        sqlite3_bind_int64(raw, 4, Int64(record.unresolvedConflicts.count))
+                        sqlite3_bind_int64(raw, 5, Int64(record.conflicts.count))
+                        sqlite3_bind_int64(raw, 6, now.milliseconds)
+                        Self.bindBlob(line, at: 7, in: raw)
+                        Self.bindBlob(digest, at: 8, in: raw)
+                        let code = sqlite3_step(raw)
+                        sqlite3_reset(raw)
+                        sqlite3_clear_bindings(raw)
+                        return code
+                    }
+                }
             }
-            return sqlite3_step(raw)
         }
-        sqlite3_reset(raw)
         guard code == SQLITE_DONE else {
             throw DatabaseError(
                 resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)),
@@ -131,19 +134,21 @@ public struct StoreSession {
         }
     }
 
-    /// Binds `text` by its UTF-8 bytes and length (a NUL inside it stays).
-    private static func bindText(_ text: String, at index: Int32, in statement: SQLiteStatement) {
-        var text = text
-        text.withUTF8 { bytes in
-            bytes.withMemoryRebound(to: CChar.self) { characters in
-                guard let base = characters.baseAddress else {
-                    _ = sqlite3_bind_text(statement, index, "", 0, nil)
-                    return
-                }
-                _ = sqlite3_bind_text(statement, index, base, Int32(characters.count), SQLITE_TRANSIENT)
-            }
-        }
+    /// Binds UTF-8 `text` where it is (SQLITE_STATIC: it must stay until the bindings are
+    /// cleared), by its length (a NUL inside it stays); empty text is bound as empty, not NULL.
+    private static func bindText(_ text: UnsafeBufferPointer<UInt8>, at index: Int32, in statement: SQLiteStatement) {
+        let base = UnsafeRawPointer(text.baseAddress ?? UnsafePointer(emptyBytes)).assumingMemoryBound(to: CChar.self)
+        _ = sqlite3_bind_text(statement, index, base, Int32(text.count), nil)
     }
+
+    /// Binds `bytes` where they are (SQLITE_STATIC: they must stay until the bindings are
+    /// cleared); empty bytes are bound as an empty blob, not NULL.
+    private static func bindBlob(_ bytes: UnsafeRawBufferPointer, at index: Int32, in statement: SQLiteStatement) {
+        _ = sqlite3_bind_blob(statement, index, bytes.baseAddress ?? UnsafeRawPointer(emptyBytes), Int32(bytes.count), nil)
+    }
+
+    /// Somewhere for an empty value to point (SQLite binds NULL for a null pointer).
+    private nonisolated(unsafe) static let emptyBytes = UnsafeMutablePointer<UInt8>.allocate(capacity: 1)
 
     /// Calls `body` with every record's published line (the interchange bytes of its normal form
     /// with its conflicts), in id order, without building any record.
