@@ -33,7 +33,8 @@ let package = Package(
         // The only C: libinotifytools (Debian ships no pkg-config file: linked by name), statfs, mallopt,
         // sync_file_range and O_TMPFILE.
         .systemLibrary(name: "CInotifyTools", providers: [.apt(["libinotifytools0-dev"])]),
-        // One watcher per process, on its own thread (SyncEngine imports CInotifyTools for mallopt, sync_file_range and O_TMPFILE).
+        // One watcher per process, on its own thread (SyncEngine imports CInotifyTools too, for
+        // mallopt, sync_file_range and O_TMPFILE).
         .target(name: "Inotify", dependencies: ["CInotifyTools"]),
         // SQLite through GRDB: the storage contract.
         .target(

@@ -35,9 +35,9 @@ Before format 2 parts, main measured 9 blocks per edit at 1,000 records and 444 
 one-file snapshot shifts every byte after it, in every device's file.
 
 Without --syncctl, syncctl is built as bench/run.py builds it (scripts/build-release.sh
---scratch-path .build-bench --product syncctl: as the Debian package ships it). Data goes under --data (default $BENCH_DATA,
-else ../bench-data next to the repository): folders/ (generated, kept) and work/ (this run's
-folder and stores, removed at the end unless --keep).
+--scratch-path .build-bench --product syncctl: as the Debian package ships it). Data goes under
+--data (default $BENCH_DATA, else ../bench-data next to the repository): folders/ (generated,
+kept) and work/ (this run's folder and stores, removed at the end unless --keep).
 """
 import argparse, datetime, glob, hashlib, json, os, random, re, shutil, statistics, subprocess, sys, time, uuid
 

@@ -2,8 +2,8 @@
 """The SnapshotSync performance benchmark: the release-built syncctl against the plain baselines.
 
 One command builds syncctl as the Debian package does (scripts/build-release.sh: release mode,
-static, its own scratch path .build-bench), generates a
-shared folder with bench/generate.py (D devices x M records, cached between runs), and times:
+static, its own scratch path .build-bench), generates a shared folder with bench/generate.py
+(D devices x M records, cached between runs), and times:
 
   cold         syncctl merge of the whole folder into an empty state directory (a fresh copy of
                the folder each time: merge publishes bench.json into it)

@@ -12,8 +12,7 @@ extension StrictJSONParser {
         position += 1
         let start = position
         // Fast path: no escapes, so the string is the input's bytes once they are known to be valid.
-        var i = position
-        i = try skippingPlainText(from: i)
+        let i = try skippingPlainText(from: start)
         if i < input.count, input[i] == UInt8(ascii: "\"") {
             position = i + 1
             return UnsafeBufferPointer(rebasing: input[start..<i])

@@ -1,6 +1,7 @@
 #!/bin/bash
-# Builds the release products as the package does (scripts/build-release.sh) into their own scratch path and runs every configuration reported
-# in docs/benchmarks-latency.md, one JSON line each. About 15 minutes on 2 cores.
+# Builds the release products as the package does (scripts/build-release.sh) into their own
+# scratch path and runs every configuration reported in docs/benchmarks-latency.md, one JSON line
+# each. About 15 minutes on 2 cores.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 bash scripts/build-release.sh --scratch-path .build-daemon-release --product syncd
