@@ -110,16 +110,16 @@ extension CanonicalJSON {
         return (digits, pointPosition)
     }
 
-    /// Appends the decimal digits of `value`, with a minus sign when negative.
+    /// Appends the decimal digits of `value`, with a minus sign when negative (written in place,
+    /// lowest digit first, then reversed: no buffer of its own for the one per vector entry).
     private static func writeInteger(_ value: Int64, into buffer: inout [UInt8]) {
         if value < 0 { buffer.append(UInt8(ascii: "-")) }
+        let start = buffer.count
         var magnitude = value.magnitude
-        var reversed: [UInt8] = []
-        reversed.reserveCapacity(20)
         repeat {
-            reversed.append(UInt8(ascii: "0") + UInt8(magnitude % 10))
+            buffer.append(UInt8(ascii: "0") + UInt8(magnitude % 10))
             magnitude /= 10
         } while magnitude > 0
-        buffer.append(contentsOf: reversed.reversed())
+        buffer[start...].reverse()
     }
 }

@@ -59,11 +59,11 @@ extension ReadOnly.Version {
         bytes.append(UInt8(ascii: "\""))
         if let lastModified {
             open("lastModified")
-            if let written = lastModified.writtenBytes {
+            bytes.append(UInt8(ascii: "\""))
+            if lastModified.appendWritten(to: &bytes) {
                 bytes.append(UInt8(ascii: "\""))
-                bytes.append(contentsOf: written)
-                bytes.append(UInt8(ascii: "\""))
-            } else {
+            } else {  // a year outside 0000–9999: its string form, escaped as any string
+                bytes.removeLast()
                 CanonicalJSON.writeString(lastModified.written, into: &bytes)
             }
         }

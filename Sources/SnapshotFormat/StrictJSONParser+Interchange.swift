@@ -103,7 +103,13 @@ extension StrictJSONParser {
         }
         if !inOrder {
             // Written in document order; rewrite in key order, refusing a key that repeats.
-            var order = Array(firstMember..<memberSpans.count)
+            // (Worked out in the parser's own array, taken out meanwhile: the sort reads
+            // `memberSpans`, so it cannot sort a property of the parser in place.)
+            var order: [Int] = []
+            swap(&order, &memberOrder)
+            defer { swap(&order, &memberOrder) }
+            order.removeAll(keepingCapacity: true)
+            order.append(contentsOf: firstMember..<memberSpans.count)
             order.sort { keyPrecedes(memberSpans[$0], memberSpans[$1]) }
             for (previous, next) in zip(order, order.dropFirst())
             where !keyPrecedes(memberSpans[previous], memberSpans[next]) {

@@ -52,6 +52,7 @@ public struct ParserBuffers: Sendable {
     var memberSpans: [MemberSpan] = []
     var keyBytes: [UInt8] = []
     var reordering: [UInt8] = []
+    var memberOrder: [Int] = []
     var fieldsBuffer: [UInt8] = []
 
     public init() {}
@@ -76,6 +77,8 @@ struct StrictJSONParser {
     var keyBytes: [UInt8] = []
     /// The members of an object being put in key order, copied aside.
     var reordering: [UInt8] = []
+    /// Those members' indices, in key order.
+    var memberOrder: [Int] = []
     /// Where `fields` are written before they get an array of their own.
     var fieldsBuffer: [UInt8] = []
     private var arrays: [[JSONValue]] = []
@@ -92,6 +95,7 @@ struct StrictJSONParser {
         swap(&memberSpans, &buffers.memberSpans)
         swap(&keyBytes, &buffers.keyBytes)
         swap(&reordering, &buffers.reordering)
+        swap(&memberOrder, &buffers.memberOrder)
         swap(&fieldsBuffer, &buffers.fieldsBuffer)
     }
 
@@ -101,11 +105,13 @@ struct StrictJSONParser {
         memberSpans.removeAll(keepingCapacity: true)
         keyBytes.removeAll(keepingCapacity: true)
         reordering.removeAll(keepingCapacity: true)
+        memberOrder.removeAll(keepingCapacity: true)
         fieldsBuffer.removeAll(keepingCapacity: true)
         swap(&scratch, &buffers.scratch)
         swap(&memberSpans, &buffers.memberSpans)
         swap(&keyBytes, &buffers.keyBytes)
         swap(&reordering, &buffers.reordering)
+        swap(&memberOrder, &buffers.memberOrder)
         swap(&fieldsBuffer, &buffers.fieldsBuffer)
     }
 

@@ -144,40 +144,46 @@ private struct ByteCursor {
 extension Timestamp {
     /// The written form: UTC, exactly three fractional digits, "Z": 2026-11-22T09:59:58.123Z
     public var written: String {
-        if let bytes = writtenBytes { return String(decoding: bytes, as: UTF8.self) }
-        return writtenSlowly
+        var bytes: [UInt8] = []
+        guard appendWritten(to: &bytes) else { return writtenSlowly }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
-    /// The written form's 24 bytes for years 0000–9999 (nil outside them), built without
-    /// strings: a merge writes one per version it stores.
-    var writtenBytes: [UInt8]? {
+    /// Appends the written form's 24 bytes for years 0000–9999 to `bytes`, built without
+    /// strings or a buffer of its own (a merge writes one per version it stores); returns false,
+    /// appending nothing, outside those years.
+    func appendWritten(to bytes: inout [UInt8]) -> Bool {
         let (seconds, ms) = floorDivide(milliseconds, 1000)
         let (days, secondOfDay) = floorDivide(seconds, 86_400)
         let (year, month, day) = civilFromDays(days)
-        guard (0...9999).contains(year) else { return nil }
-        var bytes = [UInt8](repeating: 0, count: 24)
-        func put(_ value: Int64, _ width: Int, at offset: Int) {
-            var value = value
-            for index in stride(from: offset + width - 1, through: offset, by: -1) {
-                bytes[index] = UInt8(ascii: "0") + UInt8(value % 10)
-                value /= 10
+        guard (0...9999).contains(year) else { return false }
+        let start = bytes.count
+        bytes.append(contentsOf: repeatElement(0, count: 24))
+        bytes.withUnsafeMutableBufferPointer { all in
+            let written = UnsafeMutableBufferPointer(rebasing: all[start...])
+            func put(_ value: Int64, _ width: Int, at offset: Int) {
+                var value = value
+                for index in stride(from: offset + width - 1, through: offset, by: -1) {
+                    written[index] = UInt8(ascii: "0") + UInt8(value % 10)
+                    value /= 10
+                }
             }
+            put(year, 4, at: 0)
+            written[4] = UInt8(ascii: "-")
+            put(month, 2, at: 5)
+            written[7] = UInt8(ascii: "-")
+            put(day, 2, at: 8)
+            written[10] = UInt8(ascii: "T")
+            put(secondOfDay / 3600, 2, at: 11)
+            written[13] = UInt8(ascii: ":")
+            put(secondOfDay / 60 % 60, 2, at: 14)
+            written[16] = UInt8(ascii: ":")
+            put(secondOfDay % 60, 2, at: 17)
+            written[19] = UInt8(ascii: ".")
+            put(ms, 3, at: 20)
+            written[23] = UInt8(ascii: "Z")
         }
-        put(year, 4, at: 0)
-        bytes[4] = UInt8(ascii: "-")
-        put(month, 2, at: 5)
-        bytes[7] = UInt8(ascii: "-")
-        put(day, 2, at: 8)
-        bytes[10] = UInt8(ascii: "T")
-        put(secondOfDay / 3600, 2, at: 11)
-        bytes[13] = UInt8(ascii: ":")
-        put(secondOfDay / 60 % 60, 2, at: 14)
-        bytes[16] = UInt8(ascii: ":")
-        put(secondOfDay % 60, 2, at: 17)
-        bytes[19] = UInt8(ascii: ".")
-        put(ms, 3, at: 20)
-        bytes[23] = UInt8(ascii: "Z")
-        return bytes
+        return true
     }
 
     private var writtenSlowly: String {

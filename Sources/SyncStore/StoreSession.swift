@@ -333,7 +333,9 @@ public enum LineDigest {
 
     /// The digest of `line`.
     public static func of(_ line: UnsafeRawBufferPointer) -> [UInt8] {
-        Array(SHA256.hash(data: line).prefix(count))
+        // Copied from the digest's own bytes: its `prefix` would go through an iterator that
+        // copies the whole digest into an array first (two allocations more per line).
+        SHA256.hash(data: line).withUnsafeBytes { Array($0.prefix(count)) }
     }
 }
 
