@@ -88,19 +88,37 @@ public struct RecordID: Hashable, Comparable, Sendable, CustomStringConvertible 
         return ascii & aboveLow & belowHigh
     }
 
+    /// Writes the 36 bytes of the written form, eight digits at a time (a merge writes one per
+    /// record it stores and publishes).
     private static func write(high: UInt64, low: UInt64, into buffer: UnsafeMutableBufferPointer<UInt8>) {
-        let hex: StaticString = "0123456789ABCDEF"
-        var at = 0
-        for digit in 0..<32 {
-            if digit == 8 || digit == 12 || digit == 16 || digit == 20 {
-                buffer[at] = UInt8(ascii: "-")
-                at += 1
-            }
-            let word = digit < 16 ? high : low
-            let shift = UInt64(60 - 4 * (digit % 16))
-            buffer[at] = hex.utf8Start[Int((word >> shift) & 0xF)]
-            at += 1
-        }
+        precondition(buffer.count >= 36)
+        let raw = UnsafeMutableRawPointer(buffer.baseAddress!)
+        // 8-4-4-4-12: the first 32 bits; the next two groups; the two after; the last 32 bits.
+        raw.storeBytes(of: hexDigits(UInt32(truncatingIfNeeded: high >> 32)).littleEndian, as: UInt64.self)
+        let middle = hexDigits(UInt32(truncatingIfNeeded: high)).littleEndian
+        raw.storeBytes(of: UInt32(truncatingIfNeeded: middle), toByteOffset: 9, as: UInt32.self)
+        raw.storeBytes(of: UInt32(truncatingIfNeeded: middle >> 32), toByteOffset: 14, as: UInt32.self)
+        let fourth = hexDigits(UInt32(truncatingIfNeeded: low >> 32)).littleEndian
+        raw.storeBytes(of: UInt32(truncatingIfNeeded: fourth), toByteOffset: 19, as: UInt32.self)
+        raw.storeBytes(of: UInt32(truncatingIfNeeded: fourth >> 32), toByteOffset: 24, as: UInt32.self)
+        raw.storeBytes(of: hexDigits(UInt32(truncatingIfNeeded: low)).littleEndian, toByteOffset: 28, as: UInt64.self)
+        buffer[8] = UInt8(ascii: "-")
+        buffer[13] = UInt8(ascii: "-")
+        buffer[18] = UInt8(ascii: "-")
+        buffer[23] = UInt8(ascii: "-")
+    }
+
+    /// The eight upper-case hexadecimal digits of `value`, the most significant in the lowest
+    /// byte (so that, stored little-endian, they read in order).
+    private static func hexDigits(_ value: UInt32) -> UInt64 {
+        var nibbles = UInt64(value)
+        // Spread the nibbles one per byte, reversing their order: halves, then bytes, then nibbles.
+        nibbles = (nibbles >> 16) | ((nibbles & 0xFFFF) << 32)
+        nibbles = ((nibbles >> 8) & 0x0000_00FF_0000_00FF) | ((nibbles & 0x0000_00FF_0000_00FF) << 16)
+        nibbles = ((nibbles >> 4) & 0x000F_000F_000F_000F) | ((nibbles & 0x000F_000F_000F_000F) << 8)
+        // "0" + n, and 7 more for a letter (n of 10 or more: n + 6 carries into bit 4).
+        let isLetter = ((nibbles &+ 0x0606_0606_0606_0606) >> 4) & 0x0101_0101_0101_0101
+        return nibbles &+ 0x3030_3030_3030_3030 &+ isLetter &* 7
     }
 
     /// Appends the written form (36 bytes) to `buffer`.

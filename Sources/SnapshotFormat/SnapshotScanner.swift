@@ -101,10 +101,14 @@ extension StrictJSONParser {
                         regular = false
                     }
                 case .type?:
-                    if byte == UInt8(ascii: "\"") {
-                        let text = try parseString(isKey: false)
-                        let length = text.unicodeScalars.count
-                        if (1...128).contains(length) { type = text } else { regular = false }
+                    if byte == UInt8(ascii: "\""),
+                        let text = try readText({ bytes -> String? in
+                            // Its Unicode scalars: the bytes that do not continue one (valid UTF-8).
+                            let length = bytes.reduce(0) { $0 + ($1 & 0xC0 == 0x80 ? 0 : 1) }
+                            return (1...128).contains(length) ? String(decoding: bytes, as: UTF8.self) : nil
+                        })
+                    {
+                        type = text
                     } else {
                         regular = false
                     }
@@ -204,16 +208,15 @@ extension StrictJSONParser {
         return false
     }
 
-    /// Reads the key at `position`: the known key it names (escaped or not), or nil and its bytes.
+    /// Reads the key at `position`: the known key it names (escaped or not) and no bytes, or nil
+    /// and its bytes.
     private mutating func scanKey() throws(JSONParseError) -> (RecordKey?, [UInt8]) {
         if let bytes = try scanPlainString() {
-            for (index, name) in Self.recordKeyNames.enumerated() where name.count == bytes.count {
-                if name.withUnsafeBufferPointer({ $0.elementsEqual(bytes) }) { return (RecordKey(rawValue: index), name) }
-            }
+            if let key = RecordKey(named: bytes) { return (key, []) }
             return (nil, Array(bytes))
         }
         let text = Array(try parseString(isKey: true).utf8)
-        for (index, name) in Self.recordKeyNames.enumerated() where name == text { return (RecordKey(rawValue: index), name) }
+        if let key = text.withUnsafeBufferPointer(RecordKey.init(named:)) { return (key, []) }
         return (nil, text)
     }
 
@@ -248,12 +251,27 @@ extension StrictJSONParser {
     /// The record keys the format defines.
     enum RecordKey: Int {
         case id, type, schemaVersion, lastModified, modifiedBy, versionVector, deleted, fields, conflicts
-    }
 
-    private static let recordKeyNames: [[UInt8]] = [
-        "id", "type", "schemaVersion", "lastModified", "modifiedBy", "versionVector", "deleted", "fields",
-        "conflicts",
-    ].map { Array($0.utf8) }
+        /// The key these bytes name, if any. Every record has six or more keys, so this is on the
+        /// hot path: by length, then the bytes (a table of names would retain one per key read).
+        init?(named bytes: UnsafeBufferPointer<UInt8>) {
+            func named(_ name: StaticString) -> Bool {
+                bytes.elementsEqual(UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
+            }
+            switch bytes.count {
+            case 2 where named("id"): self = .id
+            case 4 where named("type"): self = .type
+            case 6 where named("fields"): self = .fields
+            case 7 where named("deleted"): self = .deleted
+            case 9 where named("conflicts"): self = .conflicts
+            case 10 where named("modifiedBy"): self = .modifiedBy
+            case 12 where named("lastModified"): self = .lastModified
+            case 13 where named("schemaVersion"): self = .schemaVersion
+            case 13 where named("versionVector"): self = .versionVector
+            default: return nil
+            }
+        }
+    }
 
     /// Reads the string at `position` when it has no escapes (its bytes are then its text);
     /// nil, with `position` unchanged, when it has escapes.

@@ -249,7 +249,12 @@ enum RandomRecord {
         }
         if Int.random(in: 0..<20, using: &random) != 0 { members.append(#""id":"\#(id)""#) }
         members.append(
-            pick([#""type":"ShoppingItem""#, #""type":"Ünïcode \"t\"""#, #""type":"""#, #""type":7"#, #""type":null"#], &random))
+            pick([
+                #""type":"ShoppingItem""#, #""type":"Ünïcode \"t\"""#, #""type":"""#, #""type":7"#, #""type":null"#,
+                // 128 Unicode scalars is the longest type (128 é: 256 bytes; 127 寿 and an escaped é), 129 too long.
+                #""type":"\#(String(repeating: "é", count: 128))""#, #""type":"\#(String(repeating: "寿", count: 129))""#,
+                #""type":"\#(String(repeating: "寿", count: 127))\u00e9""#,
+            ], &random))
         let schemaVersions = [
             #""schemaVersion":2"#, #""schemaVersion":1.0"#, #""schemaVersion":0"#, #""schemaVersion":null"#,
             #""schemaVersion":"2""#,
