@@ -12,6 +12,15 @@ public struct DeviceID: Hashable, Comparable, Sendable, CustomStringConvertible,
         rawValue = text
     }
 
+    /// Wraps the text of these UTF-8 bytes when it is a valid device ID; nil otherwise. The rule
+    /// of ``init(_:)``, checked on the bytes (a valid ID is ASCII, so bytes and scalars agree):
+    /// every record read names one device or more.
+    public init?(utf8 bytes: UnsafeBufferPointer<UInt8>) {
+        guard (1...Self.maximumLength).contains(bytes.count), isLetterOrDigit(bytes[0]), bytes.allSatisfy(isAllowed)
+        else { return nil }
+        rawValue = String(decoding: bytes, as: UTF8.self)
+    }
+
     /// Why `text` is not a valid device ID, as a sentence for a person; nil when it is valid.
     public static func validationProblem(_ text: String) -> String? {
         if text.isEmpty { return "is empty" }
@@ -61,6 +70,14 @@ private func isLetterOrDigit(_ scalar: Unicode.Scalar) -> Bool {
 
 private func isAllowed(_ scalar: Unicode.Scalar) -> Bool {
     isLetterOrDigit(scalar) || scalar == "." || scalar == "_" || scalar == "-"
+}
+
+private func isLetterOrDigit(_ byte: UInt8) -> Bool {
+    (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+}
+
+private func isAllowed(_ byte: UInt8) -> Bool {
+    isLetterOrDigit(byte) || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-")
 }
 
 /// A character quoted so that a person can see it, even when it is blank or invisible.

@@ -1,3 +1,5 @@
+import Glibc
+
 /// The fast path of reading a record: one pass over its bytes straight into a
 /// ``ReadOnly/Version``, with `fields` kept as interchange bytes and no tree built.
 ///
@@ -128,7 +130,7 @@ extension StrictJSONParser {
                     }
                 case .modifiedBy?:
                     if byte == UInt8(ascii: "\""),
-                        let device = try readText({ DeviceID(String(decoding: $0, as: UTF8.self)) })
+                        let device = try readText(DeviceID.init(utf8:))
                     {
                         modifiedBy = device
                     } else {
@@ -256,7 +258,7 @@ extension StrictJSONParser {
         /// hot path: by length, then the bytes (a table of names would retain one per key read).
         init?(named bytes: UnsafeBufferPointer<UInt8>) {
             func named(_ name: StaticString) -> Bool {
-                bytes.elementsEqual(UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
+                memcmp(bytes.baseAddress!, name.utf8Start, bytes.count) == 0  // (lengths checked first)
             }
             switch bytes.count {
             case 2 where named("id"): self = .id
@@ -297,7 +299,7 @@ extension StrictJSONParser {
         while true {
             skipWhitespace()
             guard position < input.count, input[position] == UInt8(ascii: "\""),
-                let key = try scanPlainString(), let device = DeviceID(String(decoding: key, as: UTF8.self))
+                let key = try scanPlainString(), let device = DeviceID(utf8: key)
             else { break }
             skipWhitespace()
             guard position < input.count, input[position] == UInt8(ascii: ":") else { break }

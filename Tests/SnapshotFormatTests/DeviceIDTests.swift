@@ -13,6 +13,7 @@ struct DeviceIDTests {
         #expect(id.rawValue == text)
         #expect(id.description == text)
         #expect(DeviceID.validationProblem(text) == nil)
+        #expect(Array(text.utf8).withUnsafeBufferPointer { DeviceID(utf8: $0) } == id)
     }
 
     @Test("Invalid device IDs are refused with a sentence for a person", arguments: [
@@ -36,12 +37,16 @@ struct DeviceIDTests {
     func invalid(text: String, problem: String) {
         #expect(DeviceID(text) == nil)
         #expect(DeviceID.validationProblem(text) == problem)
+        #expect(Array(text.utf8).withUnsafeBufferPointer { DeviceID(utf8: $0) } == nil)
     }
 
     @Test("64 characters is the longest device ID; 65 is too long")
     func lengthLimit() {
         #expect(DeviceID(String(repeating: "a", count: 63) + "9") != nil)
         #expect(DeviceID(String(repeating: "a", count: 64) + "9") == nil)
+        for (count, valid) in [(64, true), (65, false)] {
+            #expect(Array(repeating: UInt8(ascii: "a"), count: count).withUnsafeBufferPointer { DeviceID(utf8: $0) != nil } == valid)
+        }
         // A combining mark counts on its own, so it cannot slip past the limit.
         #expect(DeviceID.validationProblem(String(repeating: "a", count: 64) + "\u{301}") == "is longer than 64 characters")
     }
