@@ -64,7 +64,7 @@ final class FirstPublication: @unchecked Sendable {
             let prefix = PartPrefix(value: UInt16(blockDigit), digits: 1)
             blockDigit += 1
             if isSplit {
-                write(lines, under: prefix)
+                write(lines[...], under: prefix)
                 continue
             }
             kept += lines
@@ -77,7 +77,7 @@ final class FirstPublication: @unchecked Sendable {
             for earlier in 0..<blockDigit {
                 let under = PartPrefix(value: UInt16(earlier), digits: 1)
                 let count = rest.prefix { under.contains($0.id) }.count
-                write(Array(rest.prefix(count)), under: under)
+                write(rest.prefix(count), under: under)
                 rest = rest.dropFirst(count)
             }
             kept = []
@@ -85,16 +85,22 @@ final class FirstPublication: @unchecked Sendable {
     }
 
     /// Writes the records of `prefix`, split as the policy says.
-    private func write(_ lines: [Line], under prefix: PartPrefix) {
+    private func write(_ lines: ArraySlice<Line>, under prefix: PartPrefix) {
+        // The lines are in id order, so those under any prefix are one run of them: found in
+        // place, not copied out (with their arrays retained) once per prefix tried.
+        func run(under part: PartPrefix) -> ArraySlice<Line> {
+            guard let first = lines.firstIndex(where: { part.contains($0.id) }) else { return lines[lines.endIndex...] }
+            return lines[first...].prefix { part.contains($0.id) }
+        }
         let leaves = policy.leaves(replacing: prefix) { part in
-            let within = lines.filter { part.contains($0.id) }
+            let within = run(under: part)
             return PartPolicy.fileBytes(records: within.count, lineBytes: within.reduce(0) { $0 + $1.line.count })
         }
-        for leaf in leaves { schedule(lines.filter { leaf.contains($0.id) }, as: leaf) }
+        for leaf in leaves { schedule(run(under: leaf), as: leaf) }
     }
 
     /// Builds a part's file and hands it to the next writer thread.
-    private func schedule(_ lines: [Line], as part: PartPrefix) {
+    private func schedule(_ lines: ArraySlice<Line>, as part: PartPrefix) {
         var bytes = device.fileHeader(part: part, generation: generation, now: now)
         let headerCount = bytes.count
         var content = ContentDigest()
@@ -132,7 +138,7 @@ final class FirstPublication: @unchecked Sendable {
     /// Ends the publication: every part written and synced, or why one could not be.
     func finish() -> (parts: [WrittenPart], failure: SystemCallError?) {
         close(through: 16)
-        if !isSplit { schedule(kept, as: .whole) }
+        if !isSplit { schedule(kept[...], as: .whole) }
         kept = []
         for writer in writers { writer.sync {} }
         let result = written.withLock { $0 }
