@@ -32,7 +32,10 @@ enum TimestampFuzzTarget {
         fuzzCheck(timestamp.isWithinValidRange, "\(fuzzShown(input)) reads as \(timestamp.milliseconds), out of range")
         let written = timestamp.written
         fuzzCheck(written.utf8.count == 24, "written form \(written) is not 24 bytes")
-        fuzzCheck(timestamp.writtenBytes == Array(written.utf8), "written bytes and written string differ for \(written)")
+        var appended: [UInt8] = [UInt8(ascii: "\"")]
+        fuzzCheck(
+            timestamp.appendWritten(to: &appended) && appended == [UInt8(ascii: "\"")] + Array(written.utf8),
+            "the written form appended to bytes is not \(written) after them")
         fuzzCheck(
             Timestamp(parsing: written) == timestamp,
             "written form \(written) of \(fuzzShown(input)) reads back as \(String(describing: Timestamp(parsing: written)))")
