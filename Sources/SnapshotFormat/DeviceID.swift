@@ -64,12 +64,13 @@ public struct DeviceID: Hashable, Comparable, Sendable, CustomStringConvertible,
     }
 }
 
+// The characters of a device ID, said once, on bytes; a scalar beyond ASCII is never one.
 private func isLetterOrDigit(_ scalar: Unicode.Scalar) -> Bool {
-    ("a"..."z").contains(scalar) || ("0"..."9").contains(scalar)
+    scalar.isASCII && isLetterOrDigit(UInt8(scalar.value))
 }
 
 private func isAllowed(_ scalar: Unicode.Scalar) -> Bool {
-    isLetterOrDigit(scalar) || scalar == "." || scalar == "_" || scalar == "-"
+    scalar.isASCII && isAllowed(UInt8(scalar.value))
 }
 
 private func isLetterOrDigit(_ byte: UInt8) -> Bool {

@@ -250,10 +250,9 @@ enum SystemCalls {
         let own = dirfd(listing)
         while let entry = readdir(listing) {
             let name = UnsafeRawPointer(entry).advanced(by: Self.nameOffset).assumingMemoryBound(to: CChar.self)
-            guard let number = Int32(String(cString: name)), number != own else { continue }
-            var raw = stat()
-            guard fstat(number, &raw) == 0 else { continue }
-            let found = FileStatus(raw)
+            guard let number = Int32(String(cString: name)), number != own,
+                let found = try? status(of: number, path: path)
+            else { continue }
             if found.fileSystemDevice == target.fileSystemDevice, found.inode == target.inode { return number }
         }
         return nil
