@@ -241,8 +241,9 @@ struct GroupRead: Sendable {
         }
         var digests = Set<ElementDigest>()
         for range in group.heldRanges { digests.formUnion(held(range)) }
-        let all = reader.readGroup(
+        let reading = reader.readGroup(
             SourceReader.Group(elements: elements, versions: versions), of: files, held: digests, merged: merged)
+        let all = reading.tallies
         self.spanning = Array(all[..<spanning.files.count])
         tallies = Array(all[spanning.files.count...])
         for (position, source) in sources.enumerated() {
@@ -269,6 +270,11 @@ struct GroupRead: Sendable {
                 refused.append((id, error.description))
             }
         }
+        // Which of the parts' elements are not their record's line, now that the lines are known.
+        var withLines = self.spanning + tallies
+        reader.keepElementsOtherThanLines(reading.awaitingLines, of: files, lines: merged, into: &withLines)
+        self.spanning = Array(withLines[..<spanning.files.count])
+        tallies = Array(withLines[spanning.files.count...])
         self.merged = merged
         self.refused = refused
     }

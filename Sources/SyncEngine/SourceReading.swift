@@ -311,8 +311,9 @@ struct SourceReader: Sendable {
     /// - Returns: one tally per file (by index).
     func readGroup(
         _ group: Group, of files: [OpenedSource], held: Set<ElementDigest>, merged: Set<ElementDigest> = []
-    ) -> [SourceTally] {
+    ) -> GroupReading {
         var tallies = files.map { _ in SourceTally(now: now, margin: clockSkewMargin) }
+        var awaiting = ElementsAwaitingLines()
         // Per file, per element of the group: skipped (``skippedAsHeld``, ``skippedAsMerged``),
         // else the index of its reading in `toParse`.
         let (plans, toParse, digests) =
@@ -335,9 +336,11 @@ struct SourceReader: Sendable {
             // step publishes the store's own lines, which `held` has, but a peer not in step, or
             // another writer, holds other versions, which its next change would parse and merge
             // again (at 1,000,000 records, a sixth of a part of the benchmark's peers). A first
-            // merge reads parts by id, without digests: it keeps none, the next read does.
+            // merge reads parts by id, without digests: which of their elements are not a line
+            // is known once the group's records are merged (``ElementsAwaitingLines``).
             let keepsMerged = part == .whole
             let keepsUnheld = part != .whole && digests != nil
+            let awaitsLines = part != .whole && digests == nil
             if keepsUnheld { tallies[fileIndex].readByDigest = true }
             for (position, (element, plan)) in zip(elements, plans[fileIndex]).enumerated() {
                 let digest = {
@@ -357,24 +360,88 @@ struct SourceReader: Sendable {
                 let reading = parsed[plan]
                 guard reading.isValidJSON else {
                     tallies[fileIndex].isInvalidJSON = true
+                    awaiting.elements.removeAll { $0.file == fileIndex }
                     break
                 }
                 let before = (tallies[fileIndex].versions.count, tallies[fileIndex].problems.count)
                 take(reading.versions, problems: reading.problems, at: element, part: part, into: &tallies[fileIndex])
                 // Merged only when every version was taken: one rejected, or not fitting its
                 // schema, is read again (and reported) when the file next changes.
-                if keepsMerged || keepsUnheld, tallies[fileIndex].problems.count == before.1,
+                guard tallies[fileIndex].problems.count == before.1,
                     tallies[fileIndex].versions.count == before.0 + reading.versions.count
-                {
+                else { continue }
+                if keepsMerged || keepsUnheld {
                     tallies[fileIndex].mergedElements.append(
                         MergedElement(digest: digest(), record: reading.versions.first?.id))
+                } else if awaitsLines, let id = reading.versions.first?.id {
+                    awaiting.elements.append((fileIndex, id, plan))
                 }
             }
         }
         for (fileIndex, versions) in group.versions.enumerated() {
             for version in versions { check(version, into: &tallies[fileIndex]) }
         }
-        return tallies
+        if !awaiting.elements.isEmpty { awaiting.readings = toParse }
+        return GroupReading(tallies: tallies, awaitingLines: awaiting)
+    }
+
+    /// What ``readGroup(_:of:held:merged:)`` gives: one tally per file (by index), and the
+    /// elements of parts read by id that wait for their records' lines.
+    struct GroupReading {
+        var tallies: [SourceTally]
+        var awaitingLines: ElementsAwaitingLines
+    }
+
+    /// The elements of parts a first merge read by id, without digests, whose every version was
+    /// taken. Once the group's records are merged, those that are not their record's line byte for
+    /// byte (a version that lost, or another writer's spelling) are digested and kept as merged
+    /// (``keepElementsOtherThanLines(_:of:lines:into:)``), so that the part's first change reads
+    /// what changed only, as its later changes do; those that are their record's line are lines
+    /// the store holds, which a read by digest skips anyway.
+    struct ElementsAwaitingLines {
+        /// File (by index), record, and the index of the element's reading in `readings`.
+        var elements: [(file: Int, id: RecordID, reading: Int)] = []
+        /// Each reading's element (elements that share a reading hold the same bytes).
+        var readings: [(file: Int, element: Int)] = []
+    }
+
+    /// Keeps as merged the elements of `awaiting` that are not their record's line in `lines`
+    /// (the group's records merged, in id order), in their files' tallies (by file index).
+    func keepElementsOtherThanLines(
+        _ awaiting: ElementsAwaitingLines, of files: [OpenedSource], lines: [(record: ReadOnly.Record, line: StoredLine)],
+        into tallies: inout [SourceTally]
+    ) {
+        guard !awaiting.elements.isEmpty else { return }
+        let bytesOf = files.map(ElementBytes.init)
+        // Per reading: nil until compared; then its digest, or nil inside when it is the line.
+        var outcome = [ElementDigest??](repeating: nil, count: awaiting.readings.count)
+        withExtendedLifetime(files) {
+            for (file, id, reading) in awaiting.elements {
+                tallies[file].readByDigest = true
+                if outcome[reading] == nil {
+                    let source = awaiting.readings[reading]
+                    let bytes = bytesOf[source.file][source.element]
+                    let isLine =
+                        Self.lineIndex(of: id, in: lines).map { index in
+                            lines[index].line.line.withUnsafeBytes { Self.equal($0, bytes) }
+                        } ?? false
+                    outcome[reading] = .some(isLine ? nil : ElementDigest(of: bytes))
+                }
+                if case .some(.some(let digest)) = outcome[reading] {
+                    tallies[file].mergedElements.append(MergedElement(digest: digest, record: id))
+                }
+            }
+        }
+    }
+
+    /// The index of record `id`'s entry in `lines` (in id order), if it has one.
+    private static func lineIndex(of id: RecordID, in lines: [(record: ReadOnly.Record, line: StoredLine)]) -> Int? {
+        var (low, high) = (0, lines.count)
+        while low < high {
+            let middle = (low + high) / 2
+            if lines[middle].record.id < id { low = middle + 1 } else { high = middle }
+        }
+        return low < lines.count && lines[low].record.id == id ? low : nil
     }
 
     /// An element skipped because its digest is a line the store holds.

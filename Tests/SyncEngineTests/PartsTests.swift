@@ -150,6 +150,57 @@ struct PartsTests {
         #expect(try desk.record(edited)?.version.fields == Wire.object(#"{"text": "by phone"}"#))
     }
 
+    @Test("a peer's part first merged among other files: its first change reads what changed, not the versions that lost")
+    func firstChangeOfPeerPart() throws {
+        // Given phone's snapshot in parts, holding seed's 400 records
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        try sandbox.write("seed.json", Self.peerFile("seed", generation: 1, 0..<400))
+        let phone = try sandbox.device("phone", state: sandbox.state("phone"), partPolicy: Self.policy)
+        _ = try phone.merge()
+        // And a record of the part that phone will edit, edited concurrently by late, which
+        // phone does not see
+        let edited = 7
+        let prefix = PartPrefix(of: Self.id(edited), digits: 1)
+        let contested = try #require((0..<400).first { $0 != edited && prefix.contains(Self.id($0)) })
+        try sandbox.write("late.json", Wire.snapshot("late", generation: 1, versions: [Self.version(contested, by: "late", text: "late's note")]))
+
+        // When desk merges the folder for the first time: phone's element of the contested
+        // record is not desk's line of it (desk keeps both versions, in conflict)
+        let desk = try sandbox.device("desk", partPolicy: Self.policy)
+        let cold = try desk.merge()
+        #expect(cold.added == 400 && cold.newConflicts == 1)
+        #expect(desk.progress.current.versions == 400 * 2 + 1)
+        // Phone's other elements are desk's lines byte for byte: only the contested one is kept
+        var kept = 0
+        try desk.store.reading { session in
+            try session.forEachMergedElement(of: prefix.fileName(for: DeviceID("phone")!)) { _ in kept += 1 }
+        }
+        #expect(kept == 1)
+        try FileManager.default.removeItem(atPath: sandbox.sharedPath("late.json"))
+
+        // And phone edits another record of the same part, without seeing desk's files (which
+        // would bring it the conflict, and its part would then hold desk's line)
+        let deskFiles = try FileManager.default.contentsOfDirectory(atPath: sandbox.shared).filter { $0.hasPrefix("desk.") }
+        for name in deskFiles {
+            try FileManager.default.moveItem(atPath: sandbox.sharedPath(name), toPath: sandbox.outside + "/" + name)
+        }
+        sandbox.clock.advance()
+        let edit = try phone.put(id: Self.id(edited), type: "Note", fields: Wire.object(#"{"text": "by phone"}"#), schemaVersion: nil)
+        #expect(edit.merge.publishedFiles == [prefix.fileName(for: DeviceID("phone")!)])
+        for name in deskFiles {
+            try FileManager.default.moveItem(atPath: sandbox.outside + "/" + name, toPath: sandbox.sharedPath(name))
+        }
+
+        // Then desk's next merge reads the edited record alone: the contested one's element was
+        // kept as merged by the first merge, not read again
+        let report = try desk.merge()
+        #expect(report.changed == 1)
+        #expect(desk.progress.current.versions == 1)
+        #expect(try desk.record(Self.id(edited))?.version.fields == Wire.object(#"{"text": "by phone"}"#))
+        #expect(try desk.record(Self.id(contested))?.unresolvedConflicts.count == 1)
+    }
+
     @Test("a split seen half-way (the old file beside the new parts) merges to the same state, and the writer removes the old file at its next pass")
     func splitSeenHalfWay() throws {
         let sandbox = try Sandbox()
