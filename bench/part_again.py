@@ -4,8 +4,9 @@
 A generated folder's peers never take in the merged state: about a sixth of each of their parts
 holds versions other than the lines this device stores (older versions, the other side of a
 conflict). Since 26 November a part keeps the digests of those elements once a change of it
-merges (a first merge, which reads parts without digests, keeps none), so that its next change
-parses and merges only what changed. This compares two builds:
+merges, so that its next change parses and merges only what changed; since 27 November a first
+merge keeps them too (it reads parts by id, then digests the elements that are not its lines),
+so that the first change costs what the second does. This compares two builds:
 
  1. For each build B (OLD, NEW): FOLDER's *.json copied into a work folder of its own and merged
     once by B (not timed): B's store and this device's ("bench") parts.
