@@ -5,12 +5,19 @@ import Synchronization
 /// Work items produced ahead on other threads and taken in order by one consumer, at most
 /// `window` items ahead of it: a pass prepares the next group of records (reading, parsing,
 /// merging) while this thread saves the previous one, without holding every group at once.
+///
+/// An item the consumer is done with is destroyed on another thread: its memory was allocated
+/// by the producers, and freeing it on the consumer, the pass's one serial thread, waited for
+/// their heaps' locks (glibc's `free` of another thread's block takes that thread's heap lock):
+/// in a first merge of 3 × 100,000 small records it waited 4,500 times, 140 once the items went
+/// to a thread of their own, and the merge's wall time fell by 4 % (11 runs, interleaved).
 final class OrderedWork<Output: Sendable>: Sendable {
     private let count: Int
     private let window: Int
     private let produce: @Sendable (Int) -> Output
     private let state: Mutex<State>
     private let changed = NSCondition()
+    private let disposal = DispatchQueue(label: "SnapshotSync.OrderedWork.disposal")
 
     private struct State {
         var outputs: [Int: Output] = [:]
@@ -76,7 +83,9 @@ final class OrderedWork<Output: Sendable>: Sendable {
             state.withLock { $0.taken = index + 1 }
             changed.broadcast()
             changed.unlock()
-            try body(output!)
+            let item = output.take()!
+            defer { disposal.async { _ = item } }
+            try body(item)
         }
     }
 
@@ -87,5 +96,6 @@ final class OrderedWork<Output: Sendable>: Sendable {
         changed.broadcast()
         while state.withLock({ $0.running > 0 }) { changed.wait() }
         changed.unlock()
+        disposal.sync {}  // every item taken is destroyed: the pass's memory is free again
     }
 }
