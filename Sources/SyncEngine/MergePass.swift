@@ -163,6 +163,7 @@ extension SyncDevice {
                     _ = try session.save(merged, at: now, isNew: held == nil)
                 }
             }
+            try inserts?.flush()
             progress.update { $0.phase = .publishing }
             // The files read first, now that every group gave its records.
             for (index, source) in spanning.files.enumerated() {

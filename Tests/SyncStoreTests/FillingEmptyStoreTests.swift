@@ -17,6 +17,7 @@ struct FillingEmptyStoreTests {
                 let record = ReadOnly.Record(version: Sample.version(Sample.id(i), fields: #"{"n": \#(i)}"#))
                 try inserts.insert(record, as: StoredLine(of: record))
             }
+            try inserts.flush()
         }
     }
 
@@ -148,7 +149,9 @@ struct FillingEmptyStoreTests {
     static func insertOne(_ store: SyncStore) throws {
         try store.transaction { session in
             let record = ReadOnly.Record(version: Sample.version(Sample.id(900_000)))
-            try session.newRecords(at: Sample.now).insert(record, as: StoredLine(of: record))
+            let inserts = try session.newRecords(at: Sample.now)
+            try inserts.insert(record, as: StoredLine(of: record))
+            try inserts.flush()
         }
     }
 
