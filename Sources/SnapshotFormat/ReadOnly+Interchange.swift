@@ -28,7 +28,8 @@ extension ReadOnly.Version {
             isFirst = false
             bytes.append(UInt8(ascii: "\""))
             bytes.append(contentsOf: UnsafeBufferPointer(start: key.utf8Start, count: key.utf8CodeUnitCount))
-            bytes.append(contentsOf: [UInt8(ascii: "\""), UInt8(ascii: ":")])
+            bytes.append(UInt8(ascii: "\""))
+            bytes.append(UInt8(ascii: ":"))
         }
         func member(_ key: String) {
             bytes.append(isFirst ? UInt8(ascii: "{") : UInt8(ascii: ","))

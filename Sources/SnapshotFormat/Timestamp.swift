@@ -157,10 +157,10 @@ extension Timestamp {
         let (days, secondOfDay) = floorDivide(seconds, 86_400)
         let (year, month, day) = civilFromDays(days)
         guard (0...9999).contains(year) else { return false }
-        let start = bytes.count
-        bytes.append(contentsOf: repeatElement(0, count: 24))
-        bytes.withUnsafeMutableBufferPointer { all in
-            let written = UnsafeMutableBufferPointer(rebasing: all[start...])
+        // Written in place in a 24-byte value, then appended at once (appending a repeated zero
+        // 24 times and overwriting it went through the generic path of `append(contentsOf:)`).
+        var text: (UInt64, UInt64, UInt64) = (0, 0, 0)
+        withUnsafeMutableBytes(of: &text) { written in
             func put(_ value: Int64, _ width: Int, at offset: Int) {
                 var value = value
                 for index in stride(from: offset + width - 1, through: offset, by: -1) {
@@ -183,6 +183,7 @@ extension Timestamp {
             put(ms, 3, at: 20)
             written[23] = UInt8(ascii: "Z")
         }
+        withUnsafeBytes(of: text) { bytes.append(contentsOf: $0) }
         return true
     }
 
