@@ -136,26 +136,15 @@ public struct StoreSession {
             let code = bytes.withUnsafeBufferPointer { bytes in
                 func slice(_ range: Range<Int>) -> UnsafeBufferPointer<UInt8> { UnsafeBufferPointer(rebasing: bytes[range]) }
                 for (position, row) in batch.enumerated() {
-                    let first = Int32(position * 8)
-                    StoreSession.bindText(slice(row.id), at: first + 1, in: raw)
-                    StoreSession.bindText(slice(row.type), at: first + 2, in: raw)
-                    sqlite3_bind_int(raw, first + 3, row.deleted ? 1 : 0)
-                    sqlite3_bind_int64(raw, first + 4, row.unresolvedConflicts)
-                    sqlite3_bind_int64(raw, first + 5, row.conflicts)
-                    sqlite3_bind_int64(raw, first + 6, now.milliseconds)
-                    StoreSession.bindBlob(UnsafeRawBufferPointer(slice(row.line)), at: first + 7, in: raw)
-                    StoreSession.bindBlob(UnsafeRawBufferPointer(slice(row.digest)), at: first + 8, in: raw)
+                    StoreSession.bindRow(
+                        id: slice(row.id), type: slice(row.type), deleted: row.deleted,
+                        unresolvedConflicts: row.unresolvedConflicts, conflicts: row.conflicts, changedAt: now,
+                        line: UnsafeRawBufferPointer(slice(row.line)), digest: UnsafeRawBufferPointer(slice(row.digest)),
+                        from: Int32(position * 8), in: raw)
                 }
-                let code = sqlite3_step(raw)
-                sqlite3_reset(raw)
-                sqlite3_clear_bindings(raw)
-                return code
+                return StoreSession.runAndClear(raw)
             }
-            guard code == SQLITE_DONE else {
-                throw DatabaseError(
-                    resultCode: ResultCode(rawValue: code),
-                    message: String(cString: sqlite3_errmsg(session.db.sqliteConnection)), sql: statement.sql)
-            }
+            try session.check(code, of: statement)
         }
     }
 
@@ -196,22 +185,48 @@ public struct StoreSession {
             type.withUTF8 { type in
                 stored.line.withUnsafeBytes { line in
                     stored.digest.withUnsafeBytes { digest in
-                        Self.bindText(id, at: 1, in: raw)
-                        Self.bindText(type, at: 2, in: raw)
-                        sqlite3_bind_int(raw, 3, record.version.deleted ? 1 : 0)
-                        sqlite3_bind_int64(raw, 4, Int64(record.unresolvedConflicts.count))
-                        sqlite3_bind_int64(raw, 5, Int64(record.conflicts.count))
-                        sqlite3_bind_int64(raw, 6, now.milliseconds)
-                        Self.bindBlob(line, at: 7, in: raw)
-                        Self.bindBlob(digest, at: 8, in: raw)
-                        let code = sqlite3_step(raw)
-                        sqlite3_reset(raw)
-                        sqlite3_clear_bindings(raw)
-                        return code
+                        Self.bindRow(
+                            id: id, type: type, deleted: record.version.deleted,
+                            unresolvedConflicts: Int64(record.unresolvedConflicts.count),
+                            conflicts: Int64(record.conflicts.count), changedAt: now, line: line, digest: digest,
+                            from: 0, in: raw)
+                        return Self.runAndClear(raw)
                     }
                 }
             }
         }
+        try check(code, of: statement)
+    }
+
+    /// Binds one row's values, the columns of ``insertRecord`` in order, to parameters
+    /// `first + 1` to `first + 8`, where they are (SQLITE_STATIC: they must stay until the
+    /// bindings are cleared).
+    private static func bindRow(
+        id: UnsafeBufferPointer<UInt8>, type: UnsafeBufferPointer<UInt8>, deleted: Bool, unresolvedConflicts: Int64,
+        conflicts: Int64, changedAt: Timestamp, line: UnsafeRawBufferPointer, digest: UnsafeRawBufferPointer,
+        from first: Int32, in statement: SQLiteStatement
+    ) {
+        bindText(id, at: first + 1, in: statement)
+        bindText(type, at: first + 2, in: statement)
+        sqlite3_bind_int(statement, first + 3, deleted ? 1 : 0)
+        sqlite3_bind_int64(statement, first + 4, unresolvedConflicts)
+        sqlite3_bind_int64(statement, first + 5, conflicts)
+        sqlite3_bind_int64(statement, first + 6, changedAt.milliseconds)
+        bindBlob(line, at: first + 7, in: statement)
+        bindBlob(digest, at: first + 8, in: statement)
+    }
+
+    /// Runs a statement whose values are bound, then resets it and clears its bindings (before
+    /// the bound bytes go); SQLite's result code.
+    private static func runAndClear(_ statement: SQLiteStatement) -> Int32 {
+        let code = sqlite3_step(statement)
+        sqlite3_reset(statement)
+        sqlite3_clear_bindings(statement)
+        return code
+    }
+
+    /// Throws SQLite's error unless `code` says the statement ran to its end.
+    private func check(_ code: Int32, of statement: Statement) throws {
         guard code == SQLITE_DONE else {
             throw DatabaseError(
                 resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)),
@@ -221,14 +236,14 @@ public struct StoreSession {
 
     /// Binds UTF-8 `text` where it is (SQLITE_STATIC: it must stay until the bindings are
     /// cleared), by its length (a NUL inside it stays); empty text is bound as empty, not NULL.
-    fileprivate static func bindText(_ text: UnsafeBufferPointer<UInt8>, at index: Int32, in statement: SQLiteStatement) {
+    private static func bindText(_ text: UnsafeBufferPointer<UInt8>, at index: Int32, in statement: SQLiteStatement) {
         let base = UnsafeRawPointer(text.baseAddress ?? UnsafePointer(emptyBytes)).assumingMemoryBound(to: CChar.self)
         _ = sqlite3_bind_text(statement, index, base, Int32(text.count), nil)
     }
 
     /// Binds `bytes` where they are (SQLITE_STATIC: they must stay until the bindings are
     /// cleared); empty bytes are bound as an empty blob, not NULL.
-    fileprivate static func bindBlob(_ bytes: UnsafeRawBufferPointer, at index: Int32, in statement: SQLiteStatement) {
+    private static func bindBlob(_ bytes: UnsafeRawBufferPointer, at index: Int32, in statement: SQLiteStatement) {
         _ = sqlite3_bind_blob(statement, index, bytes.baseAddress ?? UnsafeRawPointer(emptyBytes), Int32(bytes.count), nil)
     }
 
