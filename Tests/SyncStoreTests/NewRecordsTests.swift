@@ -4,8 +4,8 @@ import SnapshotFormat
 import SyncStore
 import Testing
 
-/// `StoreSession.NewRecords`: a first merge's inserts, saved 16 rows per statement and the rest
-/// by ``NewRecords/flush()``.
+/// `StoreSession.NewRecords`: a first merge's inserts, saved `batchSize` rows per statement and
+/// the rest by ``NewRecords/flush()``.
 @Suite("Store: new records, several per statement")
 struct NewRecordsTests {
     /// Record `n`: every third deleted, every fifth with a conflict (half of them differing in
@@ -37,7 +37,8 @@ struct NewRecordsTests {
 
     @Test(
         "rows saved through NewRecords, in batches and one by one, are the rows save(isNew:) writes",
-        arguments: [0, 1, 15, 16, 17, 40])
+        arguments: [0, 1, 15, StoreSession.NewRecords.batchSize - 1, StoreSession.NewRecords.batchSize,
+            StoreSession.NewRecords.batchSize + 1, 2 * StoreSession.NewRecords.batchSize + 7])
     func sameRows(count: Int) throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
@@ -70,7 +71,7 @@ struct NewRecordsTests {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let store = try SyncStore(path: directory.path("store.sqlite"))
-        for count in [16, 3] {
+        for count in [StoreSession.NewRecords.batchSize, 3] {
             #expect(throws: DatabaseError.self) {
                 try store.transaction { session in
                     let inserts = try session.newRecords(at: Sample.now)
