@@ -413,25 +413,34 @@ struct SourceReader: Sendable {
     ) {
         guard !awaiting.elements.isEmpty else { return }
         let bytesOf = files.map(ElementBytes.init)
-        // Per reading: nil until compared; then its digest, or nil inside when it is the line.
-        var outcome = [ElementDigest??](repeating: nil, count: awaiting.readings.count)
+        // Each reading compared once, however many files hold its bytes.
+        var outcome = [LineComparison](repeating: .notCompared, count: awaiting.readings.count)
         withExtendedLifetime(files) {
             for (file, id, reading) in awaiting.elements {
                 tallies[file].readByDigest = true
-                if outcome[reading] == nil {
+                if case .notCompared = outcome[reading] {
                     let source = awaiting.readings[reading]
                     let bytes = bytesOf[source.file][source.element]
                     let isLine =
                         Self.lineIndex(of: id, in: lines).map { index in
                             lines[index].line.line.withUnsafeBytes { Self.equal($0, bytes) }
                         } ?? false
-                    outcome[reading] = .some(isLine ? nil : ElementDigest(of: bytes))
+                    outcome[reading] = isLine ? .isLine : .differs(ElementDigest(of: bytes))
                 }
-                if case .some(.some(let digest)) = outcome[reading] {
+                if case .differs(let digest) = outcome[reading] {
                     tallies[file].mergedElements.append(MergedElement(digest: digest, record: id))
                 }
             }
         }
+    }
+
+    /// An awaiting element's bytes against its record's line.
+    private enum LineComparison {
+        case notCompared
+        /// The line byte for byte: a read by digest skips it as held.
+        case isLine
+        /// Another version or spelling: kept as merged, by this digest.
+        case differs(ElementDigest)
     }
 
     /// The index of record `id`'s entry in `lines` (in id order), if it has one.

@@ -158,7 +158,7 @@ public struct StoreSession {
     private static let insertBatch =
         "INSERT INTO record (id, type, deleted, unresolvedConflicts, conflicts, changedAt, line, lineDigest) VALUES "
         + Array(repeating: "(?, ?, ?, ?, ?, ?, ?, ?)", count: NewRecords.batchSize).joined(separator: ", ")
-    fileprivate static let insertRecord = """
+    private static let insertRecord = """
         INSERT INTO record (id, type, deleted, unresolvedConflicts, conflicts, changedAt, line, lineDigest)
         VALUES (?, ?, ?, ?, ?, ?, ?, ?)
         """
