@@ -78,6 +78,48 @@ extension StrictJSONParserTests {
         }
     }
 
+    /// The literals the extended-precision path takes (up to 18 significant digits, a decimal
+    /// exponent within ±27), including those that fall exactly or nearly halfway between two
+    /// doubles, where rounding twice could go wrong.
+    @Test("literals of up to 18 digits parse as strtod parses them, halfway cases too")
+    func extendedPathMatchesStrtod() throws {
+        var random = SplitMix64(seed: 0xF80)
+        var texts: [String] = []
+        // What shortest round-trip printers write: 15 to 17 digits, plain or with an exponent.
+        for _ in 0..<20_000 {
+            let magnitude = Double.random(in: 1...10, using: &random)
+                * Double(sign: .plus, exponent: Int.random(in: -40...50, using: &random), significand: 1)
+            texts.append("\(magnitude)")
+        }
+        // Integers between 2^53 and 2^63 at, just below and just above the midpoint of two
+        // neighbouring doubles, written with a fraction and scaled by powers of ten.
+        for _ in 0..<10_000 {
+            let base = Double(UInt64.random(in: (1 << 53)..<(1 << 59), using: &random))
+            let midpoint = UInt64(base) + UInt64(base.ulp) / 2
+            for text in ["\(midpoint).0", "\(midpoint - 1).9", "\(midpoint).1", "\(midpoint)e-3", "0.\(midpoint)e5"] {
+                texts.append(text)
+            }
+        }
+        // Random digit strings with the point anywhere and small exponents.
+        for _ in 0..<20_000 {
+            let count = Int.random(in: 14...18, using: &random)
+            var digits = String(Int.random(in: 1...9, using: &random))
+            digits += (1..<count).map { _ in String(Int.random(in: 0...9, using: &random)) }.joined()
+            let point = Int.random(in: 1...count, using: &random)
+            var text = String(digits.prefix(point)) + "." + (point < count ? String(digits.dropFirst(point)) : "0")
+            if Bool.random(using: &random) { text += "e\(Int.random(in: -20...20, using: &random))" }
+            texts.append(text)
+        }
+        for text in texts {
+            let expected = try #require(Double(text), "\(text)")
+            guard case .number(let value) = try parsed(text) else {
+                Issue.record("\(text) is not a number")
+                continue
+            }
+            #expect(value.bitPattern == expected.bitPattern, "\(text) → \(value), expected \(expected)")
+        }
+    }
+
     @Test("numbers beyond the double range are refused", arguments: [
         "1e400", "-1e400", "1.8e308", "1e309", "123e99999999999999999999", "0.000001e315",
     ])
