@@ -120,6 +120,39 @@ extension StrictJSONParserTests {
         }
     }
 
+    /// The interchange path copies a literal that is already in ECMAScript's form and formats the
+    /// others; the tree path always formats. Both must write the same bytes.
+    @Test("a number's literal is copied only when it is exactly what formatting writes")
+    func copiedLiteralsAreInterchange() throws {
+        var texts = [
+            "0", "-0", "0.0", "-0.0", "0e0", "1", "-1", "10", "1.5", "1.50", "1.0", "0.5", "-0.25", "0.000001",
+            "0.0000001", "0.0000010", "0.00000123", "123456789012345", "1234567890123456", "0.123456789012345",
+            "0.1234567890123456", "999999999999999.9", "12.340", "1e5", "1E5", "5e-7", "1e21", "100", "120.5",
+            "9007199254740991", "0.30000000000000004",
+        ]
+        var random = SplitMix64(seed: 0xC0B7)
+        for _ in 0..<20_000 {
+            let count = Int.random(in: 1...18, using: &random)
+            var digits = (0..<count).map { _ in String(Int.random(in: 0...9, using: &random)) }.joined()
+            if digits.count > 1, digits.first == "0" { digits = "1" + digits.dropFirst() }
+            var text = Bool.random(using: &random) ? "-" : ""
+            switch Int.random(in: 0...2, using: &random) {
+            case 0: text += digits  // an integer
+            case 1:  // a fraction of a nonzero integer
+                let point = Int.random(in: 1...count, using: &random)
+                text += digits.prefix(point) + "." + (point < count ? String(digits.dropFirst(point)) : "0")
+            default:  // 0.000ddd
+                text += "0." + String(repeating: "0", count: Int.random(in: 0...8, using: &random)) + digits
+            }
+            guard count <= 15 || text.contains(".") else { continue }  // longer integers are refused
+            texts.append(text)
+        }
+        for text in texts {
+            let document = Array("[\(text)]".utf8)
+            #expect(try StrictJSON.interchangeBytes(of: document) == StrictJSON.parse(document).interchangeBytes, "\(text)")
+        }
+    }
+
     @Test("numbers beyond the double range are refused", arguments: [
         "1e400", "-1e400", "1.8e308", "1e309", "123e99999999999999999999", "0.000001e315",
     ])
