@@ -24,20 +24,19 @@ extension CanonicalJSON {
             writeInteger(Int64(number), into: &buffer)
             return
         }
-        // Swift's `description` prints the shortest digits that round-trip, in plain decimal
+        // Swift prints the shortest digits that round-trip (its `description`), in plain decimal
         // from 10^-4 up to 2^53 and with an exponent outside that: below 2^53 (where every number
         // left is not an integer), one printed without an exponent is printed as ECMAScript
         // prints it, in plain decimal (it uses an exponent only below 10^-6 or from 10^21).
-        var text = number.description
-        let isPlain =
-            number.magnitude < 9_007_199_254_740_992
-            && text.withUTF8 { utf8 in
-                guard !utf8.contains(UInt8(ascii: "e")) else { return false }
-                buffer.append(contentsOf: utf8)
-                return true
-            }
-        if isPlain { return }
-        let (digits, pointPosition) = shortestDigits(of: text)
+        // Printed straight into `buffer` (``PrintedBytes``), then rewritten if need be.
+        let start = buffer.count
+        var printed = PrintedBytes()
+        swap(&printed.bytes, &buffer)
+        number.write(to: &printed)
+        swap(&printed.bytes, &buffer)
+        if number.magnitude < 9_007_199_254_740_992, !buffer[start...].contains(UInt8(ascii: "e")) { return }
+        let (digits, pointPosition) = shortestDigits(of: buffer[start...])
+        buffer.removeSubrange(start...)
         if number < 0 { buffer.append(UInt8(ascii: "-")) }
         // ECMAScript's rule with k = digits.count and n = pointPosition: value = 0.d1d2…dk × 10^n.
         let k = digits.count
@@ -77,7 +76,7 @@ extension CanonicalJSON {
     /// position of the decimal point relative to them, taken from its Swift `description`, which
     /// prints exactly those digits (e.g. `1e-07`, `1.2345e+21`, `0.001`, `123.0`; a minus sign is
     /// skipped).
-    private static func shortestDigits(of description: String) -> (digits: [UInt8], pointPosition: Int) {
+    private static func shortestDigits(of printed: ArraySlice<UInt8>) -> (digits: [UInt8], pointPosition: Int) {
         var digits: [UInt8] = []
         digits.reserveCapacity(17)
         var integerDigits = 0
@@ -86,7 +85,7 @@ extension CanonicalJSON {
         var exponentNegative = false
         var inExponent = false
         var seenDigit = false
-        for byte in description.utf8 {
+        for byte in printed {
             switch byte {
             case UInt8(ascii: "0")...UInt8(ascii: "9"):
                 seenDigit = true
@@ -121,5 +120,21 @@ extension CanonicalJSON {
             magnitude /= 10
         } while magnitude > 0
         buffer[start...].reverse()
+    }
+}
+
+/// Where `Double.write(to:)` prints a number: its ASCII comes through `_writeASCII`, a
+/// requirement of the standard library's `TextOutputStream` (underscored, but public), as bytes,
+/// without the String that `description` allocates for every number longer than 15 characters.
+/// A first merge of 60,000 records of 20 numbers each spent a sixth of its time writing numbers.
+private struct PrintedBytes: TextOutputStream {
+    var bytes: [UInt8] = []
+
+    mutating func write(_ string: String) {
+        bytes.append(contentsOf: string.utf8)
+    }
+
+    mutating func _writeASCII(_ buffer: UnsafeBufferPointer<UInt8>) {
+        bytes.append(contentsOf: buffer)
     }
 }
