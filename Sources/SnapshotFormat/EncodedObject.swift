@@ -1,3 +1,5 @@
+import Glibc
+
 /// A JSON object held as its interchange bytes, never as a tree.
 ///
 /// The bytes are RFC 8785 (JCS) except that an integral number beyond ±(2^53−1) is written with
@@ -38,7 +40,15 @@ public struct EncodedObject: Hashable, Sendable {
     }
 
     public static func == (lhs: EncodedObject, rhs: EncodedObject) -> Bool {
-        lhs.bytes == rhs.bytes
+        // With memcmp: Array's == compares byte by byte, which was 1.3 % of a first merge where
+        // the devices' copies of a record are written differently (so each is parsed and their
+        // fields compared).
+        lhs.bytes.count == rhs.bytes.count
+            && lhs.bytes.withUnsafeBytes { left in
+                rhs.bytes.withUnsafeBytes { right in
+                    left.isEmpty || memcmp(left.baseAddress!, right.baseAddress!, left.count) == 0
+                }
+            }
     }
 
     public func hash(into hasher: inout Hasher) {
