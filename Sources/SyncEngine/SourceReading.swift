@@ -227,18 +227,21 @@ struct SourceReader: Sendable {
             found.withLock { $0[task] = elements }
         }
         let foundElements = found.withLock { $0 }
-        var joined = [(arrayOpen: Int, elements: RecordsHalves.ElementsFound)?](repeating: nil, count: files.count)
-        for task in stride(from: 0, to: halves.count, by: 2) {
-            let file = halves[task].file
-            guard case .read(_, _, let cut?) = read[file],
-                let elements = cut.joined(foundElements[task], foundElements[task + 1])
-            else { continue }
-            joined[file] = (cut.arrayOpen, elements)
-        }
+        // Where each file's halves are in `foundElements`.
+        var firstHalf = [Int?](repeating: nil, count: files.count)
+        for task in stride(from: 0, to: halves.count, by: 2) { firstHalf[halves[task].file] = task }
         let opened = Mutex([OpenedSource?](repeating: nil, count: files.count))
-        DispatchQueue.concurrentPerform(iterations: files.count) { [joined] index in
+        DispatchQueue.concurrentPerform(iterations: files.count) { [firstHalf] index in
+            // The halves joined here, on every core: one after the other, the copies took a
+            // first merge of 3 × 100,000 small records 8 ms with the other core idle.
+            var joined: (arrayOpen: Int, elements: RecordsHalves.ElementsFound)?
+            if let task = firstHalf[index], case .read(_, _, let cut?) = read[index],
+                let elements = cut.joined(foundElements[task], foundElements[task + 1])
+            {
+                joined = (cut.arrayOpen, elements)
+            }
             let file = open(
-                files[index].name, listed: files[index].status, read[index], found: joined[index], findingIDs: findingIDs)
+                files[index].name, listed: files[index].status, read[index], found: joined, findingIDs: findingIDs)
             opened.withLock { $0[index] = file }
         }
         return opened.withLock { $0.map { $0! } }
