@@ -1,6 +1,8 @@
+import Dispatch
 import SnapshotFormat
 import SnapshotMerge
 import SyncStore
+import Synchronization
 
 /// The files a pass reads first (they can hold any record: whole snapshots, parts of one digit),
 /// opened, their record elements divided among the pass's groups of ids.
@@ -54,9 +56,17 @@ final class SpanningSources: Sendable {
         var chunks: [[(offset: Int, count: Int)]?] = []
         var spillSize = 0
         for batch in batches {
-            for file in reader.open(batch) {
-                var file = file
+            // Each file divided on a core of its own (the pass's thread did it alone: 10 ms of a
+            // first merge of 3 × 100,000 small records, with the other core idle).
+            let opened = reader.open(batch)
+            let dividing = Mutex([(file: OpenedSource, parts: Divided)?](repeating: nil, count: opened.count))
+            DispatchQueue.concurrentPerform(iterations: opened.count) { index in
+                var file = opened[index]
                 let parts = Divided(&file, groups: plan.groups.count, plan: plan, reader: reader, invalid: invalid)
+                dividing.withLock { $0[index] = (file, parts) }
+            }
+            for (file, parts) in dividing.withLock({ $0.map { $0! } }) {
+                var file = file
                 var fileChunks: [(offset: Int, count: Int)]?
                 if let spill, case .split(let bytes, let split, let header, let status) = file.content {
                     fileChunks = Self.write(bytes, split, parts.elements, to: spill, at: &spillSize)
