@@ -63,7 +63,9 @@ public struct SharedFolder: Sendable {
     ///
     /// Returns the bytes and the status of the very file read (checked again after opening, so
     /// a file swapped for a link or FIFO in between is not read).
-    public func readSnapshotBytes(_ name: String, limit: Int64) throws(SnapshotFileReadError) -> (
+    ///
+    /// - Parameter pieces: how many stretches of the file to read at once (``SystemCalls/readAll(_:expectedSize:path:pieces:)``).
+    public func readSnapshotBytes(_ name: String, limit: Int64, pieces: Int = 1) throws(SnapshotFileReadError) -> (
         bytes: [UInt8], status: FileStatus
     ) {
         let fullPath = path(of: name)
@@ -83,7 +85,8 @@ public struct SharedFolder: Sendable {
         guard status.kind == .regular else { throw .notRegular(status.kind) }
         guard status.size <= limit else { throw .tooLarge(size: status.size, limit: limit) }
         do {
-            let bytes = try SystemCalls.readAll(descriptor, expectedSize: Int(status.size), path: fullPath)
+            let bytes = try SystemCalls.readAll(
+                descriptor, expectedSize: Int(status.size), path: fullPath, pieces: pieces)
             guard Int64(bytes.count) <= limit else {
                 throw SnapshotFileReadError.tooLarge(size: Int64(bytes.count), limit: limit)
             }

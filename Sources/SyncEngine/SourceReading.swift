@@ -198,18 +198,29 @@ struct SourceReader: Sendable {
     /// - Parameter findingIDs: find each element's id (files read first need them to divide
     ///   their records among groups; a first merge, to read once what several files hold).
     func open(_ files: [(name: String, status: FileStatus)], findingIDs: Bool = true) -> [OpenedSource] {
-        // Read every file, and find where each big one can be cut for two readers.
+        // Read every file, and find where each big one can be cut for two readers. A few large
+        // files (fewer than two a core, 8 MiB or more each) are read one after the other, each in
+        // a piece per core, so that no core waits while another reads the last file (three files
+        // on two cores left one idle for a file's read); others, a file per core at a time.
+        let cores = max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN)))
+        let fewAndLarge = files.count < 2 * cores && files.allSatisfy { $0.status.size >= 8 << 20 }
+        let pieces = fewAndLarge ? cores : 1
         let reads = Mutex([FileRead?](repeating: nil, count: files.count))
-        DispatchQueue.concurrentPerform(iterations: files.count) { index in
+        let readOne = { @Sendable (index: Int) in
             let read: FileRead
             do throws(SnapshotFileReadError) {
-                let (bytes, status) = try folder.readSnapshotBytes(files[index].name, limit: maxFileSize)
+                let (bytes, status) = try folder.readSnapshotBytes(files[index].name, limit: maxFileSize, pieces: pieces)
                 let halves = findingIDs ? bytes.withUnsafeBufferPointer { RecordsHalves.find(in: $0) } : nil
                 read = .read(bytes, status, halves)
             } catch {
                 read = .unreadable(error)
             }
             reads.withLock { $0[index] = read }
+        }
+        if pieces > 1 {
+            files.indices.forEach(readOne)
+        } else {
+            DispatchQueue.concurrentPerform(iterations: files.count, execute: readOne)
         }
         let read = reads.withLock { $0.map { $0! } }
         // Find the elements of every half at once: three files on two cores no longer leave one
