@@ -2,9 +2,11 @@
 """Compares syncctl builds on one folder, runs interleaved (A B A B ...), on a busy machine.
 
 A first merge of FOLDER's *.json into a fresh state directory, or (with --noop) merges with
-nothing changed after one first merge, by each build in turn, so that whatever else the machine
-does weighs on every build alike. Prints each build's median and minimum wall time and median CPU
-time (user + system).
+nothing changed after one first merge, by each build in turn (the order reversed every other
+round), so that whatever else the machine does weighs on every build alike. Prints each build's
+median and minimum wall time and median CPU time (user + system), and its paired ratio to the
+first build: the median over the rounds of its time divided by the first build's in the same
+round, which the host's drift between rounds does not move.
 
     python3 bench/ab.py FOLDER OLD_SYNCCTL NEW_SYNCCTL [--runs 7] [--noop]
 
@@ -57,8 +59,8 @@ def main():
         walls = {b: [] for b in a.builds}
         cpus = {b: [] for b in a.builds}
         states = {b: os.path.join(work, f"state-{i}") for i, b in enumerate(a.builds)}
-        for _ in range(a.runs):
-            for build in a.builds:
+        for round in range(a.runs):
+            for build in a.builds if round % 2 == 0 else a.builds[::-1]:
                 shared, state = folders[build], states[build]
                 if not a.noop or not os.path.exists(state):
                     shutil.rmtree(state, ignore_errors=True)
@@ -69,9 +71,13 @@ def main():
                 wall, cpu = merge(build, shared, state)
                 walls[build].append(wall)
                 cpus[build].append(cpu)
+        base = a.builds[0]
         for build in a.builds:
+            wall_ratio = statistics.median(w / b for w, b in zip(walls[build], walls[base]))
+            cpu_ratio = statistics.median(c / b for c, b in zip(cpus[build], cpus[base]))
             print(f"{build}: wall median {statistics.median(walls[build]) * 1000:.1f} ms "
-                  f"(min {min(walls[build]) * 1000:.1f}), CPU median {statistics.median(cpus[build]) * 1000:.0f} ms")
+                  f"(min {min(walls[build]) * 1000:.1f}), CPU median {statistics.median(cpus[build]) * 1000:.0f} ms; "
+                  f"paired ratio to the first: wall {wall_ratio:.3f}, CPU {cpu_ratio:.3f}")
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
