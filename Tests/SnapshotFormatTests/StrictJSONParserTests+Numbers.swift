@@ -13,6 +13,19 @@ private func refusal(_ text: String) -> JSONParseError? {
 
 private func parsed(_ text: String) throws -> JSONValue { try StrictJSON.parse(Array(text.utf8)) }
 
+/// Expects `text` to parse to exactly `expected`, bit for bit (`-0` is not `0`).
+private func expectParses(
+    _ text: String, as expected: Double, sourceLocation: SourceLocation = #_sourceLocation
+) throws {
+    guard case .number(let value) = try parsed(text) else {
+        Issue.record("\(text) is not a number", sourceLocation: sourceLocation)
+        return
+    }
+    #expect(
+        value.bitPattern == expected.bitPattern, "\(text) → \(value), expected \(expected)",
+        sourceLocation: sourceLocation)
+}
+
 /// Numbers: the RFC 8259 grammar is in the main suite; here the values and the I-JSON limits.
 extension StrictJSONParserTests {
     @Test("integers within ±(2^53−1) are accepted, beyond it refused unless written with a fraction or exponent")
@@ -50,13 +63,7 @@ extension StrictJSONParserTests {
             ("0.1000000000000000055511151231257827", 0.1), ("1e-400", 0), ("-1e-400", -0.0),
             ("2.4703282292062328e-324", .leastNonzeroMagnitude), ("0e999999999999", 0),
         ]
-        for (text, expected) in cases {
-            guard case .number(let value) = try parsed(text) else {
-                Issue.record("\(text) is not a number")
-                continue
-            }
-            #expect(value.bitPattern == expected.bitPattern, "\(text) → \(value), expected \(expected)")
-        }
+        for (text, expected) in cases { try expectParses(text, as: expected) }
     }
 
     @Test("random decimal literals parse to the double Swift's strtod gives")
@@ -69,12 +76,7 @@ extension StrictJSONParserTests {
             text += (1..<integerDigits).map { _ in String(Int.random(in: 0...9, using: &random)) }.joined()
             text += "." + (0..<Int.random(in: 1...20, using: &random)).map { _ in String(Int.random(in: 0...9, using: &random)) }.joined()
             if Bool.random(using: &random) { text += "e\(Int.random(in: -330...280, using: &random))" }
-            let expected = try #require(Double(text))
-            guard case .number(let value) = try parsed(text) else {
-                Issue.record("\(text) is not a number")
-                continue
-            }
-            #expect(value.bitPattern == expected.bitPattern, "\(text)")
+            try expectParses(text, as: try #require(Double(text)))
         }
     }
 
@@ -110,14 +112,7 @@ extension StrictJSONParserTests {
             if Bool.random(using: &random) { text += "e\(Int.random(in: -20...20, using: &random))" }
             texts.append(text)
         }
-        for text in texts {
-            let expected = try #require(Double(text), "\(text)")
-            guard case .number(let value) = try parsed(text) else {
-                Issue.record("\(text) is not a number")
-                continue
-            }
-            #expect(value.bitPattern == expected.bitPattern, "\(text) → \(value), expected \(expected)")
-        }
+        for text in texts { try expectParses(text, as: try #require(Double(text), "\(text)")) }
     }
 
     /// The interchange path copies a literal that is already in ECMAScript's form and formats the
