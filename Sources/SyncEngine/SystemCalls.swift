@@ -116,9 +116,10 @@ enum SystemCalls {
 
     /// Reads the whole file behind `descriptor`, expecting about `size` bytes.
     ///
-    /// - Parameter pieces: how many stretches of the file to read at once, each on a core of its
-    ///   own (for a few large files, which one reader per file would leave a core idle for:
-    ///   three files on two cores). The bytes are the same as read in one piece.
+    /// - Parameter pieces: how many stretches of a regular file to read at once (`pread(2)`),
+    ///   each on a core of its own, for a few large files that one reader per file would leave a
+    ///   core idle for (three files on two cores); the bytes are the same as read in one piece.
+    ///   With one (anything else: pipes too), the file is read from where its offset is.
     static func readAll(
         _ descriptor: Int32, expectedSize: Int, path: String, pieces: Int = 1
     ) throws(SystemCallError) -> [UInt8] {
@@ -128,6 +129,21 @@ enum SystemCalls {
         let pieces = max(1, min(pieces, capacity / (1 << 20)))
         var failure: SystemCallError?
         var bytes = [UInt8](unsafeUninitializedCapacity: capacity) { buffer, initialized in
+            guard pieces > 1 else {
+                var filled = 0
+                while filled < buffer.count {
+                    let count = read(descriptor, buffer.baseAddress! + filled, buffer.count - filled)
+                    if count < 0 {
+                        if errno == EINTR { continue }
+                        failure = SystemCallError(call: "read", subject: path, errno: errno)
+                        break
+                    }
+                    if count == 0 { break }
+                    filled += count
+                }
+                initialized = filled
+                return
+            }
             let base = ReadTarget(start: buffer.baseAddress!)
             let stretch = capacity / pieces
             // Bytes read into each piece (every piece but the last ends where the next begins).
@@ -153,6 +169,10 @@ enum SystemCalls {
                 if piece < pieces - 1, count < stretch { break }
             }
             initialized = failure == nil ? contiguous : 0
+            // Where a reader in one piece would be, for the rest of a file that grew.
+            if failure == nil, lseek(descriptor, off_t(contiguous), SEEK_SET) < 0 {
+                failure = SystemCallError(call: "lseek", subject: path, errno: errno)
+            }
         }
         if let failure { throw failure }
         guard bytes.count == capacity else { return bytes }
@@ -160,15 +180,15 @@ enum SystemCalls {
         var filled = bytes.count
         while true {
             if filled == bytes.count { bytes.append(contentsOf: repeatElement(0, count: max(bytes.count, 4096))) }
-            let count = bytes.withUnsafeMutableBufferPointer { buffer in
-                Result { () throws(SystemCallError) in
-                    try readFully(
-                        descriptor, into: buffer.baseAddress! + filled, count: buffer.count - filled, at: filled,
-                        path: path)
-                }
+            let count = bytes.withUnsafeMutableBytes { buffer in
+                read(descriptor, buffer.baseAddress! + filled, buffer.count - filled)
             }
-            filled += try count.get()
-            if filled < bytes.count { break }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw SystemCallError(call: "read", subject: path, errno: errno)
+            }
+            if count == 0 { break }
+            filled += count
         }
         bytes.removeLast(bytes.count - filled)
         return bytes

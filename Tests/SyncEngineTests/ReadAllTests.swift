@@ -18,7 +18,7 @@ struct ReadAllTests {
         let path = sandbox.sharedPath("big.json")
         try Data(content).write(to: URL(fileURLWithPath: path))
         for pieces in [1, 2, 3, 7] {
-            for expected in [size, size - 2 * (1 << 20), size + (1 << 20), 3 * size, 0] {
+            for expected in [size, size - 2 * (1 << 20), 2 * (1 << 20) + 5, size + (1 << 20), 3 * size, 0] {
                 let descriptor = try SystemCalls.openForReadingNoFollow(path)
                 defer { SystemCalls.close(descriptor) }
                 let bytes = try SystemCalls.readAll(descriptor, expectedSize: expected, path: path, pieces: pieces)
