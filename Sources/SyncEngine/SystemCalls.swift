@@ -153,8 +153,9 @@ enum SystemCalls {
                 let start = piece * stretch
                 let end = piece == pieces - 1 ? capacity : start + stretch
                 do throws(SystemCallError) {
-                    let count = try readFully(
-                        descriptor, into: base.start + start, count: end - start, at: start, path: path)
+                    let count = try readAt(
+                        descriptor, into: UnsafeMutableRawBufferPointer(start: base.start + start, count: end - start),
+                        at: start, path: path)
                     filled.withLock { $0[piece] = count }
                 } catch {
                     failed.withLock { $0 = error }
@@ -198,24 +199,6 @@ enum SystemCalls {
     /// waits for all of them.
     private struct ReadTarget: @unchecked Sendable {
         let start: UnsafeMutablePointer<UInt8>
-    }
-
-    /// Reads `count` bytes at file offset `offset` into `target` (`pread(2)`, retrying short
-    /// reads); fewer at the end of the file.
-    private static func readFully(
-        _ descriptor: Int32, into target: UnsafeMutablePointer<UInt8>, count: Int, at offset: Int, path: String
-    ) throws(SystemCallError) -> Int {
-        var done = 0
-        while done < count {
-            let read = pread(descriptor, target + done, count - done, off_t(offset + done))
-            if read < 0 {
-                if errno == EINTR { continue }
-                throw SystemCallError(call: "read", subject: path, errno: errno)
-            }
-            if read == 0 { break }
-            done += read
-        }
-        return done
     }
 
     /// Writes all of `bytes` at file offset `offset` (`pwrite(2)`), retrying short writes.
