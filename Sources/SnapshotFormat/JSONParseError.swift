@@ -19,6 +19,20 @@ extension JSONParseError {
     /// The reason given when the input ends inside a document.
     static let truncatedReason = "unexpected end of input (the file is truncated)"
 
+    /// The reason given for arrays and objects nested deeper than ``StrictJSON/maximumDepth``.
+    /// Such input can still be valid JSON, which the contract sets no depth for: a record nested
+    /// that deep is rejected on its own, not its whole file (``SnapshotReader``, docs/format.md).
+    static let tooDeepReason = "arrays and objects are nested deeper than \(StrictJSON.maximumDepth) levels"
+
+    /// The error for a container opened at `offset` beyond ``StrictJSON/maximumDepth``.
+    static func tooDeep(at offset: Int) -> JSONParseError {
+        JSONParseError(offset: offset, reason: tooDeepReason)
+    }
+
+    /// Whether this is the refusal of nesting deeper than ``StrictJSON/maximumDepth`` (the input
+    /// up to there was valid; what follows was not looked at).
+    public var isTooDeep: Bool { reason == Self.tooDeepReason }
+
     /// A string shown in a message: quoted, controls escaped, cut after 60 scalars.
     static func displayed(_ text: String) -> String {
         var shown = ""

@@ -24,6 +24,16 @@ public enum SnapshotReader {
         do {
             document = try StrictJSON.parse(bytes)
         } catch {
+            guard error.isTooDeep else { throw .invalidJSON(error) }
+            // Valid up to a nesting the tree does not go into: the error a parse without a depth
+            // limit finds, if any; else the fast path reads the file, rejecting the deep records
+            // on their own (it cannot only when the file's top level is not of the usual shape).
+            do {
+                try StrictJSON.validate(bytes)
+            } catch {
+                throw .invalidJSON(error)
+            }
+            if let reading = try readFast(bytes: bytes, fileName: fileName) { return reading }
             throw .invalidJSON(error)
         }
         guard case .object(let top) = document else {
@@ -386,7 +396,7 @@ extension SnapshotReader {
                 ids = found.ids
             } else {
                 parser.baseDepth = 1
-                top[key] = try parser.parseValue()
+                top[key] = try parser.parseValueOrItsKind()
             }
             guard let more = try? parser.continues(closedBy: UInt8(ascii: "}")) else { return nil }
             if !more { break }
@@ -484,9 +494,28 @@ extension SnapshotReader {
                 return ElementReading(versions: [], problems: [], isValidJSON: false)
             }
         } catch {
-            return ElementReading(versions: [], problems: [], isValidJSON: false)
+            return error.isTooDeep ? tooDeepElement(bytes, at: index) : ElementReading(versions: [], problems: [], isValidJSON: false)
         }
         return ElementReading(versions: reading.versions, problems: reading.problems, isValidJSON: true)
+    }
+
+    /// An element the parsers refused as nested deeper than ``StrictJSON/maximumDepth``. The
+    /// contract sets no depth, so when the element is valid JSON otherwise, its record (its
+    /// conflict entries included) is rejected on its own and the rest of its file merges
+    /// (docs/format.md); when it is not, the file is invalid, as for any element.
+    private static func tooDeepElement(_ bytes: UnsafeBufferPointer<UInt8>, at index: Int) -> ElementReading {
+        var checker = StrictJSONParser(bytes)
+        do throws(JSONParseError) {
+            try checker.validateValue()
+        } catch {
+            return ElementReading(versions: [], problems: [], isValidJSON: false)
+        }
+        guard checker.position == bytes.count else { return ElementReading(versions: [], problems: [], isValidJSON: false) }
+        checker.position = 0
+        let problem = RecordProblem(
+            recordIndex: index, recordID: checker.endOfRecord()?.id?.description,
+            rule: JSONParseError.tooDeepReason + ", deeper than this device reads: not merged (it stays in its file)")
+        return ElementReading(versions: [], problems: [problem], isValidJSON: true)
     }
 
     /// The reading of a split file from its elements' readings, in order (nil for an element

@@ -45,9 +45,7 @@ extension StrictJSONParser {
     {
         let depth = depth + 1
         if depth + baseDepth > StrictJSON.maximumDepth {
-            throw JSONParseError(
-                offset: position,
-                reason: "arrays and objects are nested deeper than \(StrictJSON.maximumDepth) levels")
+            throw JSONParseError.tooDeep(at: position)
         }
         position += 1  // {
         var regular = true

@@ -54,9 +54,7 @@ extension StrictJSONParser {
 
     private func checkInterchangeDepth(_ depth: Int) throws(JSONParseError) {
         if depth + baseDepth > StrictJSON.maximumDepth {
-            throw JSONParseError(
-                offset: position,
-                reason: "arrays and objects are nested deeper than \(StrictJSON.maximumDepth) levels")
+            throw JSONParseError.tooDeep(at: position)
         }
     }
 
@@ -265,17 +263,9 @@ extension StrictJSON {
             var out: [UInt8] = []
             out.reserveCapacity(buffer.count)
             do throws(JSONParseError) {
-                if buffer.count >= 3, buffer[0] == 0xEF, buffer[1] == 0xBB, buffer[2] == 0xBF { parser.position = 3 }
-                parser.skipWhitespace()
-                if parser.position == buffer.count {
-                    throw JSONParseError(
-                        offset: parser.position, reason: "unexpected end of input (there is no JSON value)")
-                }
+                try parser.startDocument()
                 try parser.appendInterchange(into: &out, depth: 0)
-                parser.skipWhitespace()
-                if parser.position < buffer.count {
-                    throw parser.unexpectedCharacter(context: " after the end of the document")
-                }
+                try parser.endDocument()
                 return .success(out)
             } catch {
                 return .failure(error)

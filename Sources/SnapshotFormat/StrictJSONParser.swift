@@ -33,6 +33,22 @@ public enum StrictJSON {
         return try text.withUTF8 { parseResult($0, acceptsLargeIntegers: true) }.get()
     }
 
+    /// Checks one document as ``parse(_:)-([UInt8])`` does, but at any depth and building nothing
+    /// (``StrictJSONParser/validateValue()``).
+    static func validate(_ bytes: [UInt8]) throws(JSONParseError) {
+        try bytes.withUnsafeBufferPointer { input -> Result<Void, JSONParseError> in
+            var parser = StrictJSONParser(input)
+            do throws(JSONParseError) {
+                try parser.startDocument()
+                try parser.validateValue()
+                try parser.endDocument()
+                return .success(())
+            } catch {
+                return .failure(error)
+            }
+        }.get()
+    }
+
     private static func parseResult(_ input: UnsafeBufferPointer<UInt8>, acceptsLargeIntegers: Bool = false) -> Result<
         JSONValue, JSONParseError
     > {
@@ -116,15 +132,25 @@ struct StrictJSONParser {
     }
 
     mutating func parseDocument() throws(JSONParseError) -> JSONValue {
+        try startDocument()
+        let value = try parseValue()
+        try endDocument()
+        return value
+    }
+
+    /// Moves past a leading byte order mark and whitespace to the document's value, which must be there.
+    mutating func startDocument() throws(JSONParseError) {
         if input.count >= 3, input[0] == 0xEF, input[1] == 0xBB, input[2] == 0xBF { position = 3 }
         skipWhitespace()
         if position == input.count {
             throw JSONParseError(offset: position, reason: "unexpected end of input (there is no JSON value)")
         }
-        let value = try parseValue()
+    }
+
+    /// After the document's value: nothing but whitespace may follow.
+    mutating func endDocument() throws(JSONParseError) {
         skipWhitespace()
         if position < input.count { throw unexpectedCharacter(context: " after the end of the document") }
-        return value
     }
 
     mutating func parseValue() throws(JSONParseError) -> JSONValue {
@@ -183,30 +209,107 @@ struct StrictJSONParser {
         }
     }
 
+    /// ``parseValue()``, except that a value that is valid JSON but nested deeper than
+    /// ``StrictJSON/maximumDepth`` gives an empty container of its kind instead of an error: for a
+    /// file's top-level members, whose rules look only at the kinds of the keys they know.
+    mutating func parseValueOrItsKind() throws(JSONParseError) -> JSONValue {
+        skipWhitespace()
+        let start = position
+        do throws(JSONParseError) {
+            return try parseValue()
+        } catch {
+            guard error.isTooDeep else { throw error }
+            arrays.removeAll()
+            objects.removeAll()
+            openIsObject.removeAll()
+            position = start
+            try validateValue()
+            return input[start] == UInt8(ascii: "{") ? .object(JSONObject()) : .array([])
+        }
+    }
+
     private func checkDepth() throws(JSONParseError) {
         if openIsObject.count + baseDepth >= StrictJSON.maximumDepth {
-            throw JSONParseError(
-                offset: position,
-                reason: "arrays and objects are nested deeper than \(StrictJSON.maximumDepth) levels")
+            throw JSONParseError.tooDeep(at: position)
         }
     }
 
     /// Reads `"key" :` inside the innermost object, refusing a key it already has.
     private mutating func readKey() throws(JSONParseError) {
+        let (key, keyOffset) = try readMemberName()
+        guard objects[objects.count - 1].insertKey(key) else { throw Self.duplicate(key, at: keyOffset) }
+        try readColon()
+    }
+
+    /// The key at `position` (after whitespace) and where it starts.
+    private mutating func readMemberName() throws(JSONParseError) -> (key: String, offset: Int) {
         skipWhitespace()
         guard position < input.count else { throw truncated() }
         guard input[position] == UInt8(ascii: "\"") else {
             throw unexpectedCharacter(context: " (expected a key in double quotes)")
         }
         let keyOffset = position
-        let key = try parseString(isKey: true)
-        guard objects[objects.count - 1].insertKey(key) else {
-            throw JSONParseError(offset: keyOffset, reason: "duplicate key \(JSONParseError.displayed(key))")
-        }
+        return (try parseString(isKey: true), keyOffset)
+    }
+
+    /// The `:` after a key (after whitespace).
+    private mutating func readColon() throws(JSONParseError) {
         skipWhitespace()
         guard position < input.count else { throw truncated() }
         guard input[position] == UInt8(ascii: ":") else { throw unexpectedCharacter(context: " (expected ':')") }
         position += 1
+    }
+
+    private static func duplicate(_ key: String, at offset: Int) -> JSONParseError {
+        JSONParseError(offset: offset, reason: "duplicate key \(JSONParseError.displayed(key))")
+    }
+
+    /// Checks the value at `position` as ``parseValue()`` does, at any depth, and builds nothing.
+    ///
+    /// For input refused as nested deeper than ``StrictJSON/maximumDepth``: it tells valid JSON
+    /// (a record that deep is then rejected on its own) from invalid JSON (its whole file is),
+    /// and gives the error ``parseValue()`` would have found with no depth limit. Open containers
+    /// are kept on a stack of their keys, so no depth overflows the call stack.
+    mutating func validateValue() throws(JSONParseError) {
+        var open: [Set<UTF8ByteKey>?] = []  // per open container: an object's keys so far, nil for an array
+        nextValue: while true {
+            skipWhitespace()
+            guard position < input.count else { throw truncated() }
+            switch input[position] {
+            case UInt8(ascii: "{"), UInt8(ascii: "["):
+                let isObject = input[position] == UInt8(ascii: "{")
+                position += 1
+                skipWhitespace()
+                if position < input.count, input[position] == UInt8(ascii: isObject ? "}" : "]") {
+                    position += 1
+                } else {
+                    open.append(isObject ? [] : nil)
+                    if isObject { try validateKey(in: &open) }
+                    continue nextValue
+                }
+            case UInt8(ascii: "\""): _ = try parseString(isKey: false)
+            case UInt8(ascii: "t"): _ = try parseLiteral("true", .bool(true))
+            case UInt8(ascii: "f"): _ = try parseLiteral("false", .bool(false))
+            case UInt8(ascii: "n"): _ = try parseLiteral("null", .null)
+            case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): _ = try parseNumber()
+            default: throw unexpectedCharacter(context: "")
+            }
+            while let keys = open.last {
+                if try continues(closedBy: UInt8(ascii: keys == nil ? "]" : "}")) {
+                    if keys != nil { try validateKey(in: &open) }
+                    continue nextValue
+                }
+                open.removeLast()
+            }
+            return
+        }
+    }
+
+    /// ``readKey()`` for ``validateValue()``: the innermost of `open` is an object.
+    private mutating func validateKey(in open: inout [Set<UTF8ByteKey>?]) throws(JSONParseError) {
+        let (key, keyOffset) = try readMemberName()
+        guard open[open.count - 1]!.insert(UTF8ByteKey(key)).inserted else { throw Self.duplicate(key, at: keyOffset) }
+        try readColon()
     }
 
     mutating func parseLiteral(_ word: StaticString, _ value: JSONValue) throws(JSONParseError) -> JSONValue {

@@ -115,6 +115,44 @@ struct MergeProblemFilesTests {
         #expect(second.added == 0 && second.changed == 0)
     }
 
+    @Test("A record nested deeper than the parsers go is rejected alone: its file's other records merge, first and later")
+    func deepRecord() throws {
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        // Given a peer's file whose second record's fields nest 600 arrays deep (valid JSON: the
+        // contract sets no depth), between two plain records
+        let deep = String(repeating: "[", count: 600) + "1" + String(repeating: "]", count: 600)
+        let deepRecord = #"{"id": "\#(Wire.id(2))", "type": "Note", "versionVector": {"phone": 1}, "fields": {"x": \#(deep)}}"#
+        func file(generation: Int64, note: String) -> String {
+            Wire.snapshotText(
+                "phone", generation: generation,
+                records: [
+                    Wire.text(Wire.version(1, by: "phone", vector: ["phone": generation], fields: #"{"note": "\#(note)"}"#)),
+                    deepRecord, Wire.text(Wire.version(3, by: "phone")),
+                ])
+        }
+        try sandbox.write("phone.json", file(generation: 1, note: "first"))
+        let device = try sandbox.device()
+
+        // When the device merges it
+        let first = try device.merge()
+
+        // Then the plain records merge, and the deep one is rejected by itself, with its id and why
+        let outcome = try #require(first.source("phone.json"))
+        #expect(outcome.status == .merged && outcome.records == 3)
+        #expect(outcome.rejectedRecords.count == 1)
+        #expect(outcome.rejectedRecords.first?.contains(Wire.id(2).description) == true)
+        #expect(outcome.rejectedRecords.first?.contains("nested deeper than 512 levels") == true)
+        #expect(try device.records(includeDeleted: true).map(\.id) == [Wire.id(1), Wire.id(3)])
+
+        // And when the peer edits a plain record, the edit merges and the deep record stays rejected
+        try sandbox.write("phone.json", file(generation: 2, note: "second"))
+        let second = try device.merge()
+        #expect(second.changed == 1)
+        #expect(second.source("phone.json")?.rejectedRecords.count == 1)
+        #expect(try device.records(includeDeleted: true).map(\.version.fields["note"]) == [.string("second"), nil])
+    }
+
     @Test("What was merged from a file stays when the file later becomes truncated or invalid")
     func mergedStays() throws {
         let sandbox = try Sandbox()
