@@ -64,8 +64,25 @@ func printMergeSummary(_ report: MergeReport, device: SyncDevice) {
     print(
         "Sources: \(count(.merged)) read, \(count(.unchanged)) unchanged, \(count(.skipped)) skipped, "
             + "\(count(.rejected)) rejected, \(count(.ignored) + report.ignoredNames.count) ignored")
-    // Unchanged files are only counted: a folder of parts holds hundreds of them.
-    for source in report.sources where source.status != .unchanged || source.reason != nil {
+    // Unchanged files are only counted: a folder of parts holds hundreds of them. So are files
+    // merged without a word to say, when there are many (a first merge of a folder of parts):
+    // one line per device then; every file with something to say keeps its own line.
+    func isPlainMerge(_ source: SourceOutcome) -> Bool {
+        source.status == .merged && source.reason == nil && source.rejectedRecords.isEmpty
+    }
+    let plainMerges = report.sources.filter(isPlainMerge)
+    let condensed = plainMerges.count > 20
+    if condensed {
+        for (device, files) in Dictionary(grouping: plainMerges, by: { $0.device ?? "" }).sorted(by: { $0.key < $1.key }) {
+            let generations = files.compactMap(\.generation)
+            var line = "  " + padded("merged", 10) + padded("\(files.count) files", 32) + " " + device
+            if let low = generations.min(), let high = generations.max() {
+                line += low == high ? ", generation \(low)" : ", generations \(low)–\(high)"
+            }
+            print(line + ", \(files.reduce(0) { $0 + ($1.records ?? 0) }) records")
+        }
+    }
+    for source in report.sources where (source.status != .unchanged || source.reason != nil) && !(condensed && isPlainMerge(source)) {
         var line = "  " + padded(source.status.rawValue, 10) + padded(source.name, 32)
         if let device = source.device { line += " " + device }
         if let role = source.role, role == "copy" { line += " (copy)" }

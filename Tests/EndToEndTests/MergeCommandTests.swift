@@ -78,6 +78,34 @@ struct MergeCommandTests {
         #expect(published.reading.generation == 1 && published.reading.problems.isEmpty)
     }
 
+    @Test("a first merge of many parts prints one line per device; a file with a problem keeps its own line")
+    func manyPartsSummary() throws {
+        let workspace = try Workspace()
+        defer { workspace.remove() }
+        // Given two devices' snapshots in 16 parts each (format 2, unsigned), and a truncated file
+        for (n, device) in ["laptop", "phone"].enumerated() {
+            for digit in Array("0123456789ABCDEF") {
+                let id = "\(digit)0000000-0000-4000-8000-00000000000\(n)"
+                let record = #"{"id":"\#(id)","type":"Note","versionVector":{"\#(device)":1},"fields":{"n":\#(n)}}"#
+                let text = #"{"format":2,"device":"\#(device)","part":"\#(digit)","generation":\#(n + 4),"records":[\#(record)]}"#
+                try workspace.write("\(device).\(digit).json", Array(text.utf8))
+            }
+        }
+        try workspace.write("tv.json", Array(#"{"format":1,"device":"tv","generation":1,"records":["#.utf8))
+
+        // When the folder is merged
+        let run = try workspace.run(["merge"] + workspace.location())
+
+        // Then each device's clean parts are one line, and the truncated file is named on its own
+        #expect(run.status == 3, "\(run)")
+        let lines = run.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.filter { $0.hasPrefix("  merged") }.count == 2, "\(run.stdout)")
+        #expect(lines.contains { $0.hasPrefix("  merged    16 files") && $0.hasSuffix(" laptop, generation 4, 16 records") })
+        #expect(lines.contains { $0.hasPrefix("  merged    16 files") && $0.hasSuffix(" phone, generation 5, 16 records") })
+        #expect(lines.contains { $0.hasPrefix("  skipped   tv.json") })
+        #expect(run.stdout.contains("Sources: 32 read") && run.stdout.contains("Records: 32 added"))
+    }
+
     @Test("settings come from SYNCD_* variables when no option is given")
     func environmentSettings() throws {
         let workspace = try Workspace()

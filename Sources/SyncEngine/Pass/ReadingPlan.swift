@@ -27,9 +27,12 @@ struct ReadingPlan {
     init(_ changed: [File], readFirst: Set<String> = []) {
         let bytes = changed.reduce(Int64(0)) { $0 + $1.status.size }
         guard bytes >= Self.oneGroupBytes else {
-            // A part's records are in its prefix; a whole snapshot's may be anywhere.
-            let suggested = changed.map { Self.suggestedPart($0.name) ?? .whole }
-            let ranges = Set(suggested).filter { part in !suggested.contains { $0 != part && part.isWithin($0) } }
+            // A part's records are in its prefix; a whole snapshot's may be anywhere. The ranges
+            // are the outermost prefixes: those none of whose ancestors (at most four) is there too.
+            let suggested = Set(changed.map { Self.suggestedPart($0.name) ?? .whole })
+            let ranges = suggested.filter { part in
+                sequence(first: part, next: \.parent).dropFirst().allSatisfy { !suggested.contains($0) }
+            }
             if !changed.isEmpty { groups = [(PartPrefix.whole, changed, ranges.sorted())] }
             return
         }
