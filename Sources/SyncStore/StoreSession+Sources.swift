@@ -92,12 +92,13 @@ extension StoreSession {
     /// `name` whose versions all merged at this read (for a part, only those that are not the
     /// store's lines); none removes them.
     public func saveMergedElements(_ digests: [UInt8], of name: String) throws {
+        // Cached statements: a first merge of a folder of parts saves a row per file (12,288 rows
+        // for 3-digit parts of three devices), and compiling the SQL each time was most of it.
         if digests.isEmpty {
-            try db.execute(sql: "DELETE FROM mergedElement WHERE source = ?", arguments: [name])
+            try db.cachedStatement(sql: "DELETE FROM mergedElement WHERE source = ?").execute(arguments: [name])
         } else {
-            try db.execute(
-                sql: "INSERT OR REPLACE INTO mergedElement (source, digests) VALUES (?, ?)",
-                arguments: [name, Data(digests)])
+            try db.cachedStatement(sql: "INSERT OR REPLACE INTO mergedElement (source, digests) VALUES (?, ?)")
+                .execute(arguments: [name, Data(digests)])
         }
     }
 
