@@ -2,10 +2,6 @@ import Foundation
 import TestSupport
 import Testing
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-
 /// `syncctl merge` against `bench/reference_merge.py`, a plain Python reading of the contract
 /// written from the contract alone, through `bench/spec_check.py` (docs/format.md, "Checking
 /// against an independent reading"). It found that a record nested deeper than 512 levels made
@@ -33,13 +29,10 @@ struct ReferenceMergeTests {
         process.standardError = process.standardOutput
         try process.run()
         // Each syncctl it runs has a timeout of its own; the whole run is stopped by PID after 20 minutes.
-        let deadline = Date().addingTimeInterval(1_200)
-        while process.isRunning && Date() < deadline { usleep(50_000) }
-        if process.isRunning { _ = Glibc.kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilReaped()
-        let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
+        let run = try Started(process: process, stdoutPath: output, stderrPath: output).wait(timeout: 1_200)
+        let text = run.stdout
         let summary = text.split(separator: "\n").last { $0.contains("folders,") }.map(String.init) ?? "(no summary)"
-        #expect(process.terminationStatus == 0, "\(summary)\n\(text.suffix(6_000))")
+        #expect(run.status == 0, "\(summary)\n\(text.suffix(6_000))")
         #expect(summary.contains(" 0 folders with differences"), "\(summary)")
         // The hostile folders and every vector were checked, not an empty run.
         let folders = Int(summary.split(separator: " ").first ?? "") ?? 0

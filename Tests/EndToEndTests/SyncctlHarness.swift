@@ -105,7 +105,7 @@ struct Workspace {
     }
 }
 
-/// A started `syncctl` process.
+/// A started `syncctl` process (or another program a test runs, such as a bench script).
 struct Started {
     let process: Process
     let stdoutPath: String
@@ -120,7 +120,8 @@ struct Started {
         if process.isRunning {
             _ = Glibc.kill(pid, SIGKILL)
             process.waitUntilReaped()
-            throw HarnessError("syncctl \(process.arguments ?? []) did not finish within \(timeout) s; killed PID \(pid)")
+            let program = process.executableURL?.lastPathComponent ?? "process"
+            throw HarnessError("\(program) \(process.arguments ?? []) did not finish within \(timeout) s; killed PID \(pid)")
         }
         process.waitUntilReaped()
         return Run(
