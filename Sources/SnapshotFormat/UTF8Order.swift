@@ -1,3 +1,5 @@
+import Glibc
+
 extension String {
     /// Whether this string's UTF-8 bytes sort before `other`'s: byte order, the order the format
     /// uses for device IDs and file names (not Unicode's order, which `<` follows).
@@ -22,5 +24,41 @@ extension String {
         }
         if let answer, let answer { return answer }
         return utf8.lexicographicallyPrecedes(other.utf8)  // a string without contiguous UTF-8
+    }
+}
+
+extension Array where Element == String {
+    /// The indices of these strings in UTF-8 byte order (``Swift/String/precedesInUTF8Order(_:)``),
+    /// equal strings in index order.
+    ///
+    /// The strings' bytes are copied once into one buffer and compared there: sorting the 196,608
+    /// names of a folder of 4-digit parts string by string took a third of a second (each
+    /// comparison reached into two separate string objects), most of a first merge's listing.
+    public func indicesInUTF8Order() -> [Int] {
+        var bytes: [UInt8] = []
+        var spans: [(start: Int, count: Int)] = []
+        spans.reserveCapacity(count)
+        for var string in self {
+            string.withUTF8 { utf8 in
+                spans.append((bytes.count, utf8.count))
+                bytes.append(contentsOf: utf8)
+            }
+        }
+        var order = Array<Int>(indices)
+        bytes.withUnsafeBufferPointer { bytes in
+            spans.withUnsafeBufferPointer { spans in
+                let base = bytes.baseAddress
+                order.sort { left, right in
+                    let (l, r) = (spans[left], spans[right])
+                    let common = Swift.min(l.count, r.count)
+                    if common > 0, let base {
+                        let order = memcmp(base + l.start, base + r.start, common)
+                        if order != 0 { return order < 0 }
+                    }
+                    return l.count != r.count ? l.count < r.count : left < right
+                }
+            }
+        }
+        return order
     }
 }

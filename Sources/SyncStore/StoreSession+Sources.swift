@@ -49,31 +49,74 @@ extension StoreSession {
     }
 
     /// Saves what is known of a source file.
-    ///
-    /// Through one prepared statement, as GRDB's `upsert` would write it: a first merge saves a row
-    /// for each of this device's parts (256 at 1,000,000 records), and building each statement
-    /// anew took 40 µs a row.
     public func save(_ source: StoredSource) throws {
-        let statement = try db.cachedStatement(
-            sql: """
-                INSERT INTO source (name, device, role, generation, highestGeneration, fileSystemDevice, inode, size,
-                    modifiedNanos, changedNanos, lastMergedAt, lastSeenAt, lastProblem, lastWarning, present, problemKind)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                ON CONFLICT (name) DO UPDATE SET device = excluded.device, role = excluded.role,
-                    generation = excluded.generation, highestGeneration = excluded.highestGeneration,
-                    fileSystemDevice = excluded.fileSystemDevice, inode = excluded.inode, size = excluded.size,
-                    modifiedNanos = excluded.modifiedNanos, changedNanos = excluded.changedNanos,
-                    lastMergedAt = excluded.lastMergedAt, lastSeenAt = excluded.lastSeenAt,
-                    lastProblem = excluded.lastProblem, lastWarning = excluded.lastWarning, present = excluded.present,
-                    problemKind = excluded.problemKind
-                """)
-        try statement.execute(arguments: [
-            source.name, source.device, source.role, source.generation, source.highestGeneration,
-            source.fileSystemDevice, source.inode, source.size, source.modifiedNanos, source.changedNanos,
-            source.lastMergedAt, source.lastSeenAt, source.lastProblem, source.lastWarning, source.present,
-            source.problemKind,
-        ])
+        try save(CollectionOfOne(source))
     }
+
+    /// Saves what is known of each of `sources`, a row each (replacing the row of that name).
+    ///
+    /// Through one prepared statement, its values bound through SQLite's C API: a first merge
+    /// saves a row for every file of the folder (196,608 for 4-digit parts of three devices), and
+    /// GRDB's statement arguments (an array of existential values per row, and the statement cache
+    /// looked up by its SQL) took 4 µs a row, against a fifth of that bound directly.
+    public func save(_ sources: some Sequence<StoredSource>) throws {
+        let statement = try db.cachedStatement(sql: Self.upsertSource)
+        let raw = statement.sqliteStatement
+        sqlite3_reset(raw)
+        for source in sources {
+            Self.bind(source.name, at: 1, in: raw)
+            Self.bind(source.device, at: 2, in: raw)
+            Self.bind(source.role, at: 3, in: raw)
+            Self.bind(source.generation, at: 4, in: raw)
+            Self.bind(source.highestGeneration, at: 5, in: raw)
+            Self.bind(source.fileSystemDevice, at: 6, in: raw)
+            Self.bind(source.inode, at: 7, in: raw)
+            Self.bind(source.size, at: 8, in: raw)
+            Self.bind(source.modifiedNanos, at: 9, in: raw)
+            Self.bind(source.changedNanos, at: 10, in: raw)
+            Self.bind(source.lastMergedAt, at: 11, in: raw)
+            Self.bind(source.lastSeenAt, at: 12, in: raw)
+            Self.bind(source.lastProblem, at: 13, in: raw)
+            Self.bind(source.lastWarning, at: 14, in: raw)
+            Self.bind(Int64(source.present ? 1 : 0), at: 15, in: raw)
+            Self.bind(source.problemKind, at: 16, in: raw)
+            try check(Self.runAndClear(raw), of: statement)
+        }
+    }
+
+    /// As GRDB's `upsert` of a ``StoredSource`` writes it.
+    private static let upsertSource = """
+        INSERT INTO source (name, device, role, generation, highestGeneration, fileSystemDevice, inode, size,
+            modifiedNanos, changedNanos, lastMergedAt, lastSeenAt, lastProblem, lastWarning, present, problemKind)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        ON CONFLICT (name) DO UPDATE SET device = excluded.device, role = excluded.role,
+            generation = excluded.generation, highestGeneration = excluded.highestGeneration,
+            fileSystemDevice = excluded.fileSystemDevice, inode = excluded.inode, size = excluded.size,
+            modifiedNanos = excluded.modifiedNanos, changedNanos = excluded.changedNanos,
+            lastMergedAt = excluded.lastMergedAt, lastSeenAt = excluded.lastSeenAt,
+            lastProblem = excluded.lastProblem, lastWarning = excluded.lastWarning, present = excluded.present,
+            problemKind = excluded.problemKind
+        """
+
+    /// Binds `text` as a copy (SQLite's SQLITE_TRANSIENT), or NULL.
+    private static func bind(_ text: String?, at index: Int32, in statement: SQLiteStatement) {
+        guard var text else {
+            sqlite3_bind_null(statement, index)
+            return
+        }
+        text.withUTF8 { utf8 in
+            let base = UnsafeRawPointer(utf8.baseAddress ?? UnsafePointer(emptyBytes)).assumingMemoryBound(to: CChar.self)
+            _ = sqlite3_bind_text(statement, index, base, Int32(utf8.count), transient)
+        }
+    }
+
+    /// Binds `number`, or NULL.
+    private static func bind(_ number: Int64?, at index: Int32, in statement: SQLiteStatement) {
+        if let number { sqlite3_bind_int64(statement, index, number) } else { sqlite3_bind_null(statement, index) }
+    }
+
+    /// SQLite's SQLITE_TRANSIENT (a C macro Swift does not import): SQLite copies the value.
+    private static let transient = unsafeBitCast(OpaquePointer(bitPattern: -1), to: sqlite3_destructor_type.self)
 
     /// Marks every source not in `names` as absent from the folder (it is never forgotten).
     ///

@@ -219,7 +219,7 @@ public struct StoreSession {
 
     /// Runs a statement whose values are bound, then resets it and clears its bindings (before
     /// the bound bytes go); SQLite's result code.
-    private static func runAndClear(_ statement: SQLiteStatement) -> Int32 {
+    static func runAndClear(_ statement: SQLiteStatement) -> Int32 {
         let code = sqlite3_step(statement)
         sqlite3_reset(statement)
         sqlite3_clear_bindings(statement)
@@ -227,7 +227,7 @@ public struct StoreSession {
     }
 
     /// Throws SQLite's error unless `code` says the statement ran to its end.
-    private func check(_ code: Int32, of statement: Statement) throws {
+    func check(_ code: Int32, of statement: Statement) throws {
         guard code == SQLITE_DONE else {
             throw DatabaseError(
                 resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)),
@@ -249,7 +249,7 @@ public struct StoreSession {
     }
 
     /// Somewhere for an empty value to point (SQLite binds NULL for a null pointer).
-    private nonisolated(unsafe) static let emptyBytes = UnsafeMutablePointer<UInt8>.allocate(capacity: 1)
+    nonisolated(unsafe) static let emptyBytes = UnsafeMutablePointer<UInt8>.allocate(capacity: 1)
 
     /// Calls `body` with every record's published line (the interchange bytes of its normal form
     /// with its conflicts), in id order, without building any record.

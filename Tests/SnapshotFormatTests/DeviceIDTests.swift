@@ -101,4 +101,23 @@ struct DeviceIDTests {
         #expect("e\u{301}".precedesInUTF8Order("é"))
         #expect(!("e\u{301}" < "é") && !("é" < "e\u{301}"))
     }
+
+    @Test("indicesInUTF8Order sorts by UTF-8 bytes, equal strings in index order")
+    func utf8OrderOfMany() {
+        let alphabet = ["a", "b", "A", ".", "0", "F", "é", "e\u{301}", "日", "\u{10000}", "\u{0}", "json"]
+        var generator = SystemRandomNumberGenerator()
+        var names: [String] = ["", "", "a", "a"]
+        for _ in 0..<2_000 {
+            names.append((0..<Int.random(in: 0...6, using: &generator)).map { _ in alphabet.randomElement(using: &generator)! }.joined())
+        }
+        let order = names.indicesInUTF8Order()
+        #expect(order.sorted() == Array(names.indices))
+        let expected = names.indices.sorted { left, right in
+            names[left].utf8.elementsEqual(names[right].utf8)
+                ? left < right : names[left].utf8.lexicographicallyPrecedes(names[right].utf8)
+        }
+        #expect(order == expected)
+        #expect([String]().indicesInUTF8Order().isEmpty)
+        #expect(["b", "a", "b", "a"].indicesInUTF8Order() == [1, 3, 0, 2])
+    }
 }

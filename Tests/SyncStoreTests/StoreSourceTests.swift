@@ -44,6 +44,43 @@ struct StoreSourceTests {
         #expect(phone.hasSameStat(as: phone))
     }
 
+    @Test("Many source rows saved in one call round-trip, every optional field set and unset")
+    func manySourcesRoundTrip() throws {
+        let store = try SyncStore()
+        let rows = (0..<300).map { index -> StoredSource in
+            var row = Sample.source("dev-\(index % 3).\(String(index, radix: 16, uppercase: true)) é.json", inode: Int64(index))
+            if index % 2 == 0 {
+                row.device = "dev-\(index % 3)"
+                row.role = "own"
+                row.generation = Int64(index)
+                row.highestGeneration = Int64(index + 1)
+                row.lastMergedAt = Sample.now.milliseconds - Int64(index)
+                row.lastProblem = index % 4 == 0 ? "" : "problem \(index) with \"quotes\" and 日本"
+                row.lastWarning = "warning \(index)"
+                row.problemKind = "invalid_json"
+            }
+            row.present = index % 5 != 0
+            row.size = Int64.max - Int64(index)
+            row.modifiedNanos = -Int64(index)
+            return row
+        }
+        try store.transaction { try $0.save(rows) }
+        let saved = try store.reading { try $0.sources() }
+        #expect(saved.count == rows.count)
+        #expect(Dictionary(uniqueKeysWithValues: saved.map { ($0.name, $0) }) == Dictionary(uniqueKeysWithValues: rows.map { ($0.name, $0) }))
+        // Saved again, changed, they replace the rows of their names
+        let changed = rows.map { row -> StoredSource in
+            var changed = row
+            changed.generation = nil
+            changed.lastProblem = nil
+            changed.inode += 1_000
+            return changed
+        }
+        try store.transaction { try $0.save(changed) }
+        let resaved = try store.reading { try $0.sources() }
+        #expect(Dictionary(uniqueKeysWithValues: resaved.map { ($0.name, $0) }) == Dictionary(uniqueKeysWithValues: changed.map { ($0.name, $0) }))
+    }
+
     @Test("markAbsent marks every source not named as absent, and forgets none")
     func markAbsent() throws {
         let store = try SyncStore()

@@ -179,7 +179,8 @@ extension SyncDevice {
                     source, tally: tallies[index], previous: scan.known[source.name], hasWritten: scan.hasWritten,
                     heldBack: held, trustActive: reader.trust.isActive, session: session, now: now, into: &findings)
             }
-            for row in findings.rows where row != findings.previousRows[row.name] { try session.save(row) }
+            let previousRows = findings.previousRows
+            try session.save(findings.rows.lazy.filter { $0 != previousRows[$0.name] })
             for (name, elements) in findings.mergedElements {
                 var bytes: [UInt8] = []
                 bytes.reserveCapacity(elements.count * 16)
@@ -227,7 +228,10 @@ extension SyncDevice {
             findings.report.timings.publish = stopwatch.lap()
         }
         var report = findings.report
-        report.sources.sort { $0.name.precedesInUTF8Order($1.name) }
+        // By index, then moved once: sorting the outcomes themselves copied each several times
+        // (a first merge of 196,608 tiny parts spent a quarter of a second there).
+        let sources = report.sources
+        report.sources = sources.map(\.name).indicesInUTF8Order().map { sources[$0] }
         log(report)
         // Freeing what was read (hundreds of thousands of versions after a first merge) takes a
         // tenth of a second: on another thread, so the report is not kept waiting; the daemon

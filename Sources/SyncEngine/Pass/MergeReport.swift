@@ -73,10 +73,12 @@ public struct MergeReport: Codable, Hashable, Sendable {
 
     /// Whether any source or record was skipped or rejected (the documented non-zero exit).
     public var hasRejections: Bool {
-        sources.contains {
-            $0.status == .skipped || $0.status == .rejected || $0.status == .heldBack || !$0.rejectedRecords.isEmpty
-        }
-            || sources.contains { $0.status == .unchanged && $0.reason != nil } || !refusedRecords.isEmpty
+        // By index: `contains` copies each outcome, a dozen reference counts apiece.
+        sources.indices.contains { index in
+            let status = sources[index].status
+            return status == .skipped || status == .rejected || status == .heldBack
+                || !sources[index].rejectedRecords.isEmpty || (status == .unchanged && sources[index].reason != nil)
+        } || !refusedRecords.isEmpty
     }
 
     public init() {}

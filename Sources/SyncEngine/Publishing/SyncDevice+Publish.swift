@@ -30,7 +30,12 @@ extension SyncDevice {
             }
         }
         let now = clock()
-        let warnings = Dictionary(findings.rows.map { ($0.name, $0.lastWarning) }, uniquingKeysWith: { _, last in last })
+        // Of the files published only: a first merge of a folder of tiny parts has rows by the
+        // hundred thousand.
+        let published = Set(publication.files.map(\.name))
+        let warnings = Dictionary(
+            findings.rows.lazy.filter { published.contains($0.name) }.map { ($0.name, $0.lastWarning) },
+            uniquingKeysWith: { _, last in last })
         try store.transaction { session in
             try session.markPartsPublished(generation: publication.generation)
             for file in publication.files {

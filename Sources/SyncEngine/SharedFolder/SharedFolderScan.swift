@@ -47,9 +47,7 @@ public struct SharedFolder: Sendable {
         var ignored: [String] = []
         // Sorted by index over the names: sorting the (name, status) tuples copied each through the
         // runtime's generic tuple witnesses, 10 % of a merge with nothing to do at 1,024 files.
-        let names = entries.map(\.name)
-        let order = names.indices.sorted { names[$0].precedesInUTF8Order(names[$1]) }
-        for entry in order.lazy.map({ entries[$0] }) {
+        for entry in entries.map(\.name).indicesInUTF8Order().lazy.map({ entries[$0] }) {
             guard SourceFileName.isConsidered(entry.name) else {
                 ignored.append(entry.name)
                 continue
