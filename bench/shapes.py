@@ -10,9 +10,13 @@ one thing dominate, so that a cost that grows with it shows:
   many     12 devices x 25,000 records: many files, long version vectors
   numbers  3 x 60,000 records of 20 doubles each, in every magnitude: number parsing and writing
   pretty   3 x 100,000 records, indented by Python's json.dump(indent=2): whitespace
+  parts    3 x 40,000 small records, each device's in format 2 parts of 3 hex digits (4,096
+           files a device, as a writer that always splits three digits deep must write them,
+           about 10 records a file): per-file costs
 
 Every device holds every record; 5 % of each device's records are its own later edit (with
-three devices, some are concurrent: conflicts). Format 1 files as json.dump writes them.
+three devices, some are concurrent: conflicts). Format 1 files as json.dump writes them (format
+2 parts for `parts`).
 
 For each shape: a first merge by syncctl into a fresh state directory, and
 bench/baselines/naive_merge_orjson.py on the same folder, interleaved, --runs times each;
@@ -58,7 +62,10 @@ SHAPES = {
                                       "n": r.randrange(1 << 40)}, None),
     "pretty": (3, 100_000, lambda r: {"title": r.choice(WORDS), "tags": [r.choice(WORDS) for _ in range(3)],
                                       "meta": {"a": r.randrange(100), "b": r.choice(WORDS)}}, 2),
+    "parts": (3, 40_000, lambda r: {"title": r.choice(WORDS), "done": r.random() < 0.5}, None),
 }
+# Shapes written as format 2 parts: how many hex digits their prefixes have.
+PART_DIGITS = {"parts": 3}
 
 
 def generate(folder, shape, seed=1):
@@ -83,9 +90,20 @@ def generate(folder, shape, seed=1):
                               lastModified=stamp(base + count + rng.randrange(100_000)),
                               versionVector=dict(record["versionVector"], **{name: record["versionVector"].get(name, 0) + 1}))
             held.append(record)
-        document = {"format": 1, "device": name, "generation": 1, "writtenAt": stamp(base + 10**7), "records": held}
-        with open(os.path.join(partial, name + ".json"), "w", encoding="utf-8") as f:
-            json.dump(document, f, ensure_ascii=False, indent=indent, separators=None if indent else (",", ":"))
+        digits = PART_DIGITS.get(shape)
+        if digits is None:
+            files = {name + ".json": {"format": 1, "device": name, "generation": 1, "writtenAt": stamp(base + 10**7),
+                                      "records": held}}
+        else:
+            # Every prefix of that many digits, empty or not: together they must cover every id.
+            files = {f"{name}.{prefix:0{digits}X}.json": {"format": 2, "device": name, "generation": 1,
+                                                         "part": f"{prefix:0{digits}X}", "records": []}
+                     for prefix in range(16 ** digits)}
+            for record in held:
+                files[f"{name}.{record['id'][:digits]}.json"]["records"].append(record)
+        for file_name, document in files.items():
+            with open(os.path.join(partial, file_name), "w", encoding="utf-8") as f:
+                json.dump(document, f, ensure_ascii=False, indent=indent, separators=None if indent else (",", ":"))
     os.rename(partial, folder)
 
 
