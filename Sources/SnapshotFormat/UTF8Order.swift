@@ -52,8 +52,8 @@ extension Array where Element == String {
                     let (l, r) = (spans[left], spans[right])
                     let common = Swift.min(l.count, r.count)
                     if common > 0, let base {
-                        let order = memcmp(base + l.start, base + r.start, common)
-                        if order != 0 { return order < 0 }
+                        let sign = memcmp(base + l.start, base + r.start, common)
+                        if sign != 0 { return sign < 0 }
                     }
                     return l.count != r.count ? l.count < r.count : left < right
                 }
