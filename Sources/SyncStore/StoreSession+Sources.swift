@@ -104,19 +104,13 @@ extension StoreSession {
             sqlite3_bind_null(statement, index)
             return
         }
-        text.withUTF8 { utf8 in
-            let base = UnsafeRawPointer(utf8.baseAddress ?? UnsafePointer(emptyBytes)).assumingMemoryBound(to: CChar.self)
-            _ = sqlite3_bind_text(statement, index, base, Int32(utf8.count), transient)
-        }
+        text.withUTF8 { bindText($0, at: index, in: statement, copying: true) }
     }
 
     /// Binds `number`, or NULL.
     private static func bind(_ number: Int64?, at index: Int32, in statement: SQLiteStatement) {
         if let number { sqlite3_bind_int64(statement, index, number) } else { sqlite3_bind_null(statement, index) }
     }
-
-    /// SQLite's SQLITE_TRANSIENT (a C macro Swift does not import): SQLite copies the value.
-    private static let transient = unsafeBitCast(OpaquePointer(bitPattern: -1), to: sqlite3_destructor_type.self)
 
     /// Marks every source not in `names` as absent from the folder (it is never forgotten).
     ///

@@ -237,10 +237,16 @@ public struct StoreSession {
 
     /// Binds UTF-8 `text` where it is (SQLITE_STATIC: it must stay until the bindings are
     /// cleared), by its length (a NUL inside it stays); empty text is bound as empty, not NULL.
-    private static func bindText(_ text: UnsafeBufferPointer<UInt8>, at index: Int32, in statement: SQLiteStatement) {
+    /// With `copying`, SQLite copies it (SQLITE_TRANSIENT) and it need not stay.
+    static func bindText(
+        _ text: UnsafeBufferPointer<UInt8>, at index: Int32, in statement: SQLiteStatement, copying: Bool = false
+    ) {
         let base = UnsafeRawPointer(text.baseAddress ?? UnsafePointer(emptyBytes)).assumingMemoryBound(to: CChar.self)
-        _ = sqlite3_bind_text(statement, index, base, Int32(text.count), nil)
+        _ = sqlite3_bind_text(statement, index, base, Int32(text.count), copying ? transient : nil)
     }
+
+    /// SQLite's SQLITE_TRANSIENT (a C macro Swift does not import): SQLite copies the value.
+    private static let transient = unsafeBitCast(OpaquePointer(bitPattern: -1), to: sqlite3_destructor_type.self)
 
     /// Binds `bytes` where they are (SQLITE_STATIC: they must stay until the bindings are
     /// cleared); empty bytes are bound as an empty blob, not NULL.
@@ -249,7 +255,7 @@ public struct StoreSession {
     }
 
     /// Somewhere for an empty value to point (SQLite binds NULL for a null pointer).
-    nonisolated(unsafe) static let emptyBytes = UnsafeMutablePointer<UInt8>.allocate(capacity: 1)
+    private nonisolated(unsafe) static let emptyBytes = UnsafeMutablePointer<UInt8>.allocate(capacity: 1)
 
     /// Calls `body` with every record's published line (the interchange bytes of its normal form
     /// with its conflicts), in id order, without building any record.

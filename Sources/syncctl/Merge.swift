@@ -76,7 +76,6 @@ func printMergeSummary(_ report: MergeReport, device: SyncDevice) {
         }
     }
     var plainMerges: [String: PlainMerges] = [:]
-    var plainMergeCount = 0
     // Unchanged files are only counted: a folder of parts holds hundreds of them. So are files
     // merged without a word to say, when there are many (a first merge of a folder of parts):
     // one line per device then; every file with something to say keeps its own line.
@@ -88,7 +87,6 @@ func printMergeSummary(_ report: MergeReport, device: SyncDevice) {
     for index in report.sources.indices {
         counts[report.sources[index].status, default: 0] += 1
         guard isPlainMerge(index) else { continue }
-        plainMergeCount += 1
         plainMerges[report.sources[index].device ?? "", default: PlainMerges()].add(
             records: report.sources[index].records, generation: report.sources[index].generation)
     }
@@ -97,7 +95,7 @@ func printMergeSummary(_ report: MergeReport, device: SyncDevice) {
     print(
         "Sources: \(count(.merged)) read, \(count(.unchanged)) unchanged, \(count(.skipped)) skipped, "
             + "\(count(.rejected)) rejected, \(count(.ignored) + report.ignoredNames.count) ignored")
-    let condensed = plainMergeCount > 20
+    let condensed = plainMerges.values.reduce(0) { $0 + $1.files } > 20
     if condensed {
         for (device, files) in plainMerges.sorted(by: { $0.key < $1.key }) {
             var line = "  " + padded("merged", 10) + padded("\(files.files) files", 32) + " " + device
