@@ -116,17 +116,20 @@ extension SyncDevice {
                     if inserts == nil { deletions[index] += try self.deletions(by: tally.versions, session: session) }
                     incoming.add(tally.versions)
                 }
-                for (source, tally) in zip(group.sources, group.tallies) {
-                    var held = heldBack[source.name]
-                    if held == nil, inserts == nil, !acceptDeletions.contains(source.name) {
+                // By index: iterating copies each file's reading and tally.
+                for index in group.sources.indices {
+                    let name = group.sources[index].name
+                    var held = heldBack[name]
+                    if held == nil, inserts == nil, !acceptDeletions.contains(name) {
                         held = try massDeletionHold(
-                            deletions: try self.deletions(by: tally.versions, session: session), name: source.name,
+                            deletions: try self.deletions(by: group.tallies[index].versions, session: session), name: name,
                             session: session, liveRecords: &findings.liveRecords)
                     }
                     review(
-                        source, tally: tally, previous: scan.known[source.name], hasWritten: scan.hasWritten,
-                        heldBack: held, trustActive: reader.trust.isActive, session: session, now: now, into: &findings)
-                    if held == nil { incoming.add(tally.versions) }
+                        group.sources[index], tally: group.tallies[index], previous: scan.known[name],
+                        hasWritten: scan.hasWritten, heldBack: held, trustActive: reader.trust.isActive, session: session,
+                        now: now, into: &findings)
+                    if held == nil { incoming.add(group.tallies[index].versions) }
                 }
                 for (id, reason) in group.refused {
                     findings.report.refusedRecords.append(reason)

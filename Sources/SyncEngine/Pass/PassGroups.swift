@@ -242,34 +242,48 @@ struct GroupRead: Sendable {
         let files = spanningFiles + sources
         var elements = spanning.elements[index]
         var versions = spanning.versions[index]
-        for source in sources {
-            switch source.content {
-            case .split(_, let split, _, _): elements.append(Array(split.elements.indices))
-            default: elements.append([])
+        // By index, here and below: `for source in sources` copies each file's reading.
+        for position in sources.indices {
+            switch sources[position].content {
+            case .split(_, let split, _, _):
+                elements.append(Array(split.elements.indices))
+                versions.append([])
+            case .whole(let reading, _, _):
+                elements.append([])
+                versions.append(reading.versions)
+            case .unreadable, .invalid:
+                elements.append([])
+                versions.append([])
             }
-            versions.append(source.header.map { if case .whole = source.content { $0.versions } else { [] } } ?? [])
         }
         var digests = Set<ElementDigest>()
         for range in group.heldRanges { digests.formUnion(held(range)) }
         let reading = reader.readGroup(
             SourceReader.Group(elements: elements, versions: versions), of: files, held: digests, merged: merged)
-        let all = reading.tallies
-        self.spanning = Array(all[..<spanning.files.count])
-        tallies = Array(all[spanning.files.count...])
-        for (position, source) in sources.enumerated() {
-            if case .whole(let reading, _, _) = source.content { tallies[position].problems += reading.problems }
-            if tallies[position].isInvalidJSON, case .split(let bytes, _, _, _) = source.content {
-                sources[position].content = source.content.invalidIfNotValid(bytes, source.name)
-                tallies[position] = SourceTally(now: reader.now, margin: reader.clockSkewMargin)
+        // Each file's tally, as `files` lists them: the files read first, then the group's own.
+        // Kept in one array until the end, and read by index (copying a tally retains its arrays).
+        var all = reading.tallies
+        let ownFirst = spanning.files.count
+        for position in sources.indices {
+            let index = ownFirst + position
+            if case .whole(let reading, _, _) = sources[position].content { all[index].problems += reading.problems }
+            if all[index].isInvalidJSON, case .split(let bytes, _, _, _) = sources[position].content {
+                sources[position].content = sources[position].content.invalidIfNotValid(bytes, sources[position].name)
+                all[index] = SourceTally(now: reader.now, margin: reader.clockSkewMargin)
             }
-            if let part = source.header?.part, !part.isWithin(group.prefix) { misplaced.append(source.name) }
+            if let part = sources[position].header?.part, !part.isWithin(group.prefix) {
+                misplaced.append(sources[position].name)
+            }
         }
-        guard mergeAlone, misplaced.isEmpty, !self.spanning.contains(where: \.isInvalidJSON) else { return }
+        guard mergeAlone, misplaced.isEmpty, !all[..<ownFirst].contains(where: \.isInvalidJSON) else {
+            self.spanning = Array(all[..<ownFirst])
+            tallies = Array(all[ownFirst...])
+            return
+        }
         var incoming = IncomingVersions()
-        for (position, tally) in self.spanning.enumerated() where heldBack[spanning.files[position].name] == nil {
-            incoming.add(tally.versions)
+        for index in all.indices where index >= ownFirst || heldBack[spanning.files[index].name] == nil {
+            incoming.add(all[index].versions)
         }
-        for tally in tallies { incoming.add(tally.versions) }
         var merged: [(record: ReadOnly.Record, line: StoredLine)] = []
         var refused: [(id: RecordID, reason: String)] = []
         incoming.forEachRecord { id, versions in
@@ -281,10 +295,9 @@ struct GroupRead: Sendable {
             }
         }
         // Which of the parts' elements are not their record's line, now that the lines are known.
-        var withLines = self.spanning + tallies
-        reader.keepElementsOtherThanLines(reading.awaitingLines, of: files, lines: merged, into: &withLines)
-        self.spanning = Array(withLines[..<spanning.files.count])
-        tallies = Array(withLines[spanning.files.count...])
+        reader.keepElementsOtherThanLines(reading.awaitingLines, of: files, lines: merged, into: &all)
+        self.spanning = Array(all[..<ownFirst])
+        tallies = Array(all[ownFirst...])
         self.merged = merged
         self.refused = refused
     }

@@ -255,7 +255,9 @@ struct SourceReader: Sendable {
                 files[index].name, listed: files[index].status, read[index], found: joined, findingIDs: findingIDs)
             opened.withLock { $0[index] = file }
         }
-        return opened.withLock { $0.map { $0! } }
+        // Moved out, not copied: a copy retains every array and string a file's reading holds,
+        // and a first merge of many small parts opens tens of thousands of files.
+        return opened.withLock { opened in opened.indices.map { opened[$0].take()! } }
     }
 
     /// A file as read: its bytes and where it can be cut in two, or why it could not be read.
@@ -273,14 +275,13 @@ struct SourceReader: Sendable {
         case .read(let bytes, let status, _): read = (bytes, status)
         case .unreadable(let error): return OpenedSource(name: name, listed: listed, content: .unreadable(error))
         }
-        let content = Self.content(name, read.bytes, read.status, findingIDs: findingIDs, found: found)
-        if let header = OpenedSource(name: name, listed: listed, content: content).header,
-            let rejection = trust.rejection(of: header, bytes: read.bytes)
-        {
-            return OpenedSource(name: name, listed: listed, content: .invalid(.untrusted(device: header.device, reason: rejection), read.status))
-        }
-        var opened = OpenedSource(name: name, listed: listed, content: content)
-        if let header = opened.header, header.device == device {
+        var opened = OpenedSource(
+            name: name, listed: listed,
+            content: Self.content(name, read.bytes, read.status, findingIDs: findingIDs, found: found))
+        guard let header = opened.header else { return opened }
+        if let rejection = trust.rejection(of: header, bytes: read.bytes) {
+            opened.content = .invalid(.untrusted(device: header.device, reason: rejection), read.status)
+        } else if header.device == device {
             opened.own = OwnFileFacts(header, bytes: read.bytes, ownKey: ownKey)
         }
         return opened
