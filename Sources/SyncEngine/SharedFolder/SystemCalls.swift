@@ -362,7 +362,8 @@ enum SystemCalls {
         guard let directory = opendir(path) else { throw SystemCallError(call: "opendir", subject: path, errno: errno) }
         defer { closedir(directory) }
         let descriptor = dirfd(directory)
-        var entries: [(name: String, status: FileStatus?)] = []
+        var listed: [String] = []
+        var undecodedNames: [Int: [CChar]] = [:]
         while true {
             errno = 0
             guard let entry = readdir(directory) else {
@@ -374,14 +375,44 @@ enum SystemCalls {
             let namePointer = UnsafeRawPointer(entry).advanced(by: Self.nameOffset).assumingMemoryBound(to: CChar.self)
             let name = String(cString: namePointer)
             guard name != "." && name != ".." else { continue }
-            guard wantsStatus(name) else {
-                entries.append((name, nil))
-                continue
+            // A name that is not valid UTF-8 was repaired on its way into a String: its status is
+            // looked up by the bytes the directory holds.
+            let length = strlen(namePointer)
+            if name.utf8.count != length || !name.utf8.elementsEqual(UnsafeRawBufferPointer(start: namePointer, count: length)) {
+                undecodedNames[listed.count] = Array(UnsafeBufferPointer(start: namePointer, count: length + 1))
             }
-            var raw = stat()
-            let found = fstatat(descriptor, namePointer, &raw, AT_SYMLINK_NOFOLLOW) == 0
-            entries.append((name, found ? FileStatus(raw) : nil))
+            listed.append(name)
         }
+        let (names, undecoded) = (listed, undecodedNames)
+        let wanted = names.indices.filter { wantsStatus(names[$0]) }
+        // The statuses, in a stretch of the wanted names per core when there are many: the
+        // stat(2)s of 196,608 parts took a third of a second on one core.
+        let stretches = wanted.count >= 512 ? max(1, min(sysconf(Int32(_SC_NPROCESSORS_ONLN)), 8)) : 1
+        let found = Mutex([[FileStatus?]](repeating: [], count: stretches))
+        let statusOfStretch = { @Sendable (stretch: Int) in
+            let range = (wanted.count * stretch / stretches)..<(wanted.count * (stretch + 1) / stretches)
+            var statuses: [FileStatus?] = []
+            statuses.reserveCapacity(range.count)
+            for index in range {
+                var raw = stat()
+                let ok =
+                    if !undecoded.isEmpty, let bytes = undecoded[wanted[index]] {
+                        bytes.withUnsafeBufferPointer { fstatat(descriptor, $0.baseAddress!, &raw, AT_SYMLINK_NOFOLLOW) == 0 }
+                    } else {
+                        names[wanted[index]].withCString { fstatat(descriptor, $0, &raw, AT_SYMLINK_NOFOLLOW) == 0 }
+                    }
+                statuses.append(ok ? FileStatus(raw) : nil)
+            }
+            found.withLock { $0[stretch] = statuses }
+        }
+        if stretches > 1 {
+            DispatchQueue.concurrentPerform(iterations: stretches, execute: statusOfStretch)
+        } else {
+            statusOfStretch(0)
+        }
+        let statuses = found.withLock { $0 }.joined()
+        var entries = names.map { (name: $0, status: FileStatus?.none) }
+        for (index, status) in zip(wanted, statuses) { entries[index].status = status }
         return entries
     }
 
