@@ -31,8 +31,8 @@ let package = Package(
         // Pure: version vectors, the last-writer order, the merge, local edits. No I/O.
         .target(name: "SnapshotMerge", dependencies: ["SnapshotFormat"]),
         // The only C: libinotifytools (Debian ships no pkg-config file: linked by name), statfs, mallopt,
-        // sync_file_range and O_TMPFILE.
-        .systemLibrary(name: "CInotifyTools", providers: [.apt(["libinotifytools0-dev"])]),
+        // sync_file_range, O_TMPFILE, and Ed25519 signatures through the system's OpenSSL (libcrypto).
+        .systemLibrary(name: "CInotifyTools", providers: [.apt(["libinotifytools0-dev", "libssl-dev"])]),
         // One watcher per process, on its own thread (SyncEngine imports CInotifyTools too, for
         // mallopt, sync_file_range and O_TMPFILE).
         .target(name: "Inotify", dependencies: ["CInotifyTools"]),
@@ -119,7 +119,7 @@ let package = Package(
         .testTarget(
             name: "SyncEngineTests",
             dependencies: [
-                "SyncEngine", "SyncStore", "SnapshotFormat", "SnapshotMerge", "SyncCommandLine", "TestSupport",
+                "SyncEngine", "SyncStore", "SnapshotFormat", "SnapshotMerge", "SyncCommandLine", "TestSupport", "CInotifyTools",
                 .product(name: "Logging", package: "swift-log"), .product(name: "Crypto", package: "swift-crypto"),
             ]),
         // Runs the built executables as real processes.

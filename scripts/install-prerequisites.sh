@@ -3,7 +3,7 @@
 set -euo pipefail
 # The build and its tests; then `make deb` (dpkg-buildpackage, debhelper) and Tests/PackageTests
 # (dpkg-deb, lintian, man from man-db).
-packages=(libinotifytools0-dev libsqlite3-dev sqlite3 systemd syncthing python3
+packages=(libinotifytools0-dev libsqlite3-dev libssl-dev sqlite3 systemd syncthing python3
     build-essential dpkg-dev debhelper lintian man-db)
 sudo_cmd=()
 [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)

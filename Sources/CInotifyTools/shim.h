@@ -1,5 +1,6 @@
 // The only C in SnapshotSync: libinotifytools (Debian's libinotifytools0-dev ships no pkg-config
-// file, so the library is linked by name in module.modulemap).
+// file, so the library is linked by name in module.modulemap), a few system calls, and Ed25519
+// through the system's OpenSSL (libcrypto).
 #include <sys/inotify.h>
 #include <inotifytools/inotifytools.h>
 
@@ -25,4 +26,45 @@ static inline int snapshotsync_start_writeback(int fd) {
 #endif
 static inline int snapshotsync_open_unnamed(const char *directory) {
     return open(directory, __O_TMPFILE | O_DIRECTORY | O_RDWR | O_CLOEXEC, 0600);
+}
+
+// Ed25519 (RFC 8032) through the system's OpenSSL (libcrypto 3), for the signatures over whole
+// files: swift-crypto's BoringSSL hashes with SHA-512 code that uses no AVX2, and Ed25519 hashes
+// every signed byte twice; OpenSSL's signs a file in less than half the time on CPUs without
+// SHA-512 instructions (docs/performance.md, sixth stop of 27 November). Keys are still made and
+// kept by swift-crypto (SyncEngine's DeviceKey); the signatures are the same bytes (Ed25519 is
+// deterministic), which DeviceKeyTests checks against swift-crypto's.
+#include <openssl/evp.h>
+
+// The 64-byte signature of `count` bytes at `message` by the private key whose 32-byte seed is
+// `seed`: 1 when made, 0 when libcrypto failed.
+static inline int snapshotsync_ed25519_sign(
+    const unsigned char *seed, const unsigned char *message, size_t count, unsigned char *signature) {
+    static const unsigned char nothing = 0;
+    EVP_PKEY *key = EVP_PKEY_new_raw_private_key(EVP_PKEY_ED25519, NULL, seed, 32);
+    if (key == NULL) return 0;
+    EVP_MD_CTX *context = EVP_MD_CTX_new();
+    size_t length = 64;
+    int made = context != NULL && EVP_DigestSignInit(context, NULL, NULL, NULL, key) == 1
+        && EVP_DigestSign(context, signature, &length, message != NULL ? message : &nothing, count) == 1
+        && length == 64;
+    EVP_MD_CTX_free(context);
+    EVP_PKEY_free(key);
+    return made;
+}
+
+// Whether `signature` (64 bytes) is the signature of `count` bytes at `message` by the 32-byte
+// public key `public_key`: 1 when it is, 0 when not (or libcrypto failed), -1 when the key is not
+// one libcrypto takes.
+static inline int snapshotsync_ed25519_verify(
+    const unsigned char *public_key, const unsigned char *signature, const unsigned char *message, size_t count) {
+    static const unsigned char nothing = 0;
+    EVP_PKEY *key = EVP_PKEY_new_raw_public_key(EVP_PKEY_ED25519, NULL, public_key, 32);
+    if (key == NULL) return -1;
+    EVP_MD_CTX *context = EVP_MD_CTX_new();
+    int valid = context != NULL && EVP_DigestVerifyInit(context, NULL, NULL, NULL, key) == 1
+        && EVP_DigestVerify(context, signature, 64, message != NULL ? message : &nothing, count) == 1;
+    EVP_MD_CTX_free(context);
+    EVP_PKEY_free(key);
+    return valid;
 }

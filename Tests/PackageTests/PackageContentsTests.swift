@@ -107,7 +107,7 @@ struct PackageContentsTests {
         let depends = try Command.succeed("dpkg-deb", ["-f", package.path, "Depends"]).stdout
         for binary in ["/usr/bin/syncd", "/usr/bin/syncctl"] {
             let path = package.installed(binary).path
-            // Then ldd finds nothing but libc, libm, libstdc++, libgcc, SQLite and libinotifytools
+            // Then ldd finds nothing but libc, libm, libstdc++, libgcc, SQLite, libinotifytools and OpenSSL's libcrypto
             let ldd = try Command.succeed("ldd", [path]).stdout
             let libraries = ldd.split(separator: "\n").compactMap {
                 $0.split(separator: " ").first.map { String($0.trimmingCharacters(in: .whitespaces)) }
@@ -115,7 +115,7 @@ struct PackageContentsTests {
             let allowed: Set<String> = [
                 "linux-vdso.so.1", "/lib64/ld-linux-x86-64.so.2", "/lib/ld-linux-aarch64.so.1", "libc.so.6",
                 "libm.so.6", "libdl.so.2", "libpthread.so.0", "librt.so.1", "libutil.so.1", "libstdc++.so.6",
-                "libgcc_s.so.1", "libsqlite3.so.0", "libinotifytools.so.0",
+                "libgcc_s.so.1", "libsqlite3.so.0", "libinotifytools.so.0", "libcrypto.so.3",
             ]
             #expect(Set(libraries).isSubset(of: allowed), "\(binary) loads:\n\(ldd)")
             #expect(!ldd.contains("not found") && !ldd.contains("swift"), "\(binary):\n\(ldd)")
@@ -124,7 +124,7 @@ struct PackageContentsTests {
             #expect(!dynamic.contains("RUNPATH") && !dynamic.contains("RPATH"), "\(binary):\n\(dynamic)")
         }
         // And Depends names the packages of those libraries
-        for name in ["libc6", "libsqlite3-0", "libinotifytools0", "libstdc++6", "libgcc-s1"] {
+        for name in ["libc6", "libsqlite3-0", "libinotifytools0", "libssl3", "libstdc++6", "libgcc-s1"] {
             #expect(depends.contains(name), "Depends lacks \(name): \(depends)")
         }
     }
