@@ -275,30 +275,27 @@ struct GroupRead: Sendable {
                 misplaced.append(sources[position].name)
             }
         }
-        guard mergeAlone, misplaced.isEmpty, !all[..<ownFirst].contains(where: \.isInvalidJSON) else {
-            self.spanning = Array(all[..<ownFirst])
-            tallies = Array(all[ownFirst...])
-            return
-        }
-        var incoming = IncomingVersions()
-        for index in all.indices where index >= ownFirst || heldBack[spanning.files[index].name] == nil {
-            incoming.add(all[index].versions)
-        }
-        var merged: [(record: ReadOnly.Record, line: StoredLine)] = []
-        var refused: [(id: RecordID, reason: String)] = []
-        incoming.forEachRecord { id, versions in
-            do throws(RecordMergeError) {
-                guard let record = try RecordMerge.merge(versions, limit: mergeLimit) else { return }
-                merged.append((record, StoredLine(of: record)))
-            } catch {
-                refused.append((id, error.description))
+        if mergeAlone, misplaced.isEmpty, !all[..<ownFirst].contains(where: \.isInvalidJSON) {
+            var incoming = IncomingVersions()
+            for index in all.indices where index >= ownFirst || heldBack[spanning.files[index].name] == nil {
+                incoming.add(all[index].versions)
             }
+            var merged: [(record: ReadOnly.Record, line: StoredLine)] = []
+            var refused: [(id: RecordID, reason: String)] = []
+            incoming.forEachRecord { id, versions in
+                do throws(RecordMergeError) {
+                    guard let record = try RecordMerge.merge(versions, limit: mergeLimit) else { return }
+                    merged.append((record, StoredLine(of: record)))
+                } catch {
+                    refused.append((id, error.description))
+                }
+            }
+            // Which of the parts' elements are not their record's line, now that the lines are known.
+            reader.keepElementsOtherThanLines(reading.awaitingLines, of: files, lines: merged, into: &all)
+            self.merged = merged
+            self.refused = refused
         }
-        // Which of the parts' elements are not their record's line, now that the lines are known.
-        reader.keepElementsOtherThanLines(reading.awaitingLines, of: files, lines: merged, into: &all)
         self.spanning = Array(all[..<ownFirst])
         tallies = Array(all[ownFirst...])
-        self.merged = merged
-        self.refused = refused
     }
 }

@@ -378,7 +378,7 @@ enum SystemCalls {
             // A name that is not valid UTF-8 was repaired on its way into a String: its status is
             // looked up by the bytes the directory holds.
             let length = strlen(namePointer)
-            if name.utf8.count != length || !name.utf8.elementsEqual(UnsafeRawBufferPointer(start: namePointer, count: length)) {
+            if !name.utf8.elementsEqual(UnsafeRawBufferPointer(start: namePointer, count: length)) {
                 undecodedNames[listed.count] = Array(UnsafeBufferPointer(start: namePointer, count: length + 1))
             }
             listed.append(name)
