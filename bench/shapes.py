@@ -145,8 +145,9 @@ def main():
                 os.sync()
                 ours.append(timed([a.syncctl, "merge", "--shared", shared, "--state", state, "--device", "bench", "--json"]))
                 theirs.append(timed([sys.executable, baseline, folder, os.path.join(work, "orjson.json")]))
-                shutil.rmtree(shared)
-                shutil.rmtree(state)
+                # The runs' copies and stores are removed at the end, not here: files created
+                # within ~30 s of deletions cost more on ext4 without a journal (see bench/run.py's
+                # cold case).
             m, o = statistics.median(ours), statistics.median(theirs)
             print(f"| {shape} | {megabytes:.0f} | {m * 1000:.0f} ms | {o * 1000:.0f} ms | {o / m:.1f}× |", flush=True)
         finally:
