@@ -104,6 +104,26 @@ extension SyncDevice {
             // Records the merge refused: their elements' digests are not kept (see
             // ``MergedElement/record``).
             var refusedIDs = Set<RecordID>()
+            // The rows and merged elements found so far, saved as each group is done (its files'
+            // and its records' refusals are then known) and once more at the end: saved all after
+            // the last group, they kept one core busy while the other had nothing left to do (a
+            // first merge of 12,288 small parts: 140 ms of its last 240).
+            var rowsSaved = 0
+            func saveFound() throws {
+                let previousRows = findings.previousRows
+                try session.save(findings.rows[rowsSaved...].lazy.filter { $0 != previousRows[$0.name] })
+                rowsSaved = findings.rows.count
+                for (name, elements) in findings.mergedElements {
+                    var bytes: [UInt8] = []
+                    bytes.reserveCapacity(elements.count * 16)
+                    for element in elements {
+                        if !refusedIDs.isEmpty, let record = element.record, refusedIDs.contains(record) { continue }
+                        element.digest.appendStored(to: &bytes)
+                    }
+                    try session.saveMergedElements(bytes, of: name)
+                }
+                findings.mergedElements.removeAll()
+            }
             try groups.forEach { group in
                 if let failure = group.failure { throw failure }
                 guard group.misplaced.isEmpty else { throw PassRetry(readFirst: Set(group.misplaced)) }
@@ -148,6 +168,7 @@ extension SyncDevice {
                         first?.add(record.id, line: line)
                     }
                     writeback?.request()
+                    try saveFound()
                     return
                 }
                 try incoming.forEachRecord { id, versions in
@@ -165,6 +186,7 @@ extension SyncDevice {
                     tally(from: held, to: merged, into: &findings.report)
                     _ = try session.save(merged, at: now, isNew: held == nil)
                 }
+                try saveFound()
             }
             try inserts?.flush()
             progress.update { $0.phase = .publishing }
@@ -182,17 +204,7 @@ extension SyncDevice {
                     source, tally: tallies[index], previous: scan.known[source.name], hasWritten: scan.hasWritten,
                     heldBack: held, trustActive: reader.trust.isActive, session: session, now: now, into: &findings)
             }
-            let previousRows = findings.previousRows
-            try session.save(findings.rows.lazy.filter { $0 != previousRows[$0.name] })
-            for (name, elements) in findings.mergedElements {
-                var bytes: [UInt8] = []
-                bytes.reserveCapacity(elements.count * 16)
-                for element in elements {
-                    if !refusedIDs.isEmpty, let record = element.record, refusedIDs.contains(record) { continue }
-                    element.digest.appendStored(to: &bytes)
-                }
-                try session.saveMergedElements(bytes, of: name)
-            }
+            try saveFound()
             try session.markAbsent(except: findings.presentNames, known: Array(scan.known.values))
             let edited = try edit?(session, now)
             findings.report.conflicts = try session.recordsInConflictKept()
