@@ -73,22 +73,22 @@ struct RefusedRecordTests {
         #expect(try desk.record(Wire.id(1)) == held)
     }
 
-    /// `device`'s snapshot as one file: a format 1 `<device>.json`, or its part `0` (every id of
-    /// ``Wire/id(_:)`` starts with 0).
-    static func file(_ device: String, part: Bool, generation: Int64, _ records: [ReadOnly.Record]) -> (String, [UInt8]) {
+    /// `device`'s snapshot as one file: a format 1 `<device>.json` (`part` nil), or its part
+    /// `part` (every id of ``Wire/id(_:)`` starts with 00).
+    static func file(_ device: String, part: String?, generation: Int64, _ records: [ReadOnly.Record]) -> (String, [UInt8]) {
         var top = JSONObject()
-        top["format"] = .number(part ? 2 : 1)
+        top["format"] = .number(part == nil ? 1 : 2)
         top["device"] = .string(device)
-        if part { top["part"] = .string("0") }
+        if let part { top["part"] = .string(part) }
         top["generation"] = .number(Double(generation))
         top["records"] = .array(records.sorted { $0.id < $1.id }.map { .object($0.normalForm) })
-        return (part ? "\(device).0.json" : "\(device).json", JSONValue.object(top).canonicalBytes)
+        return (part.map { "\(device).\($0).json" } ?? "\(device).json", JSONValue.object(top).canonicalBytes)
     }
 
     @Test(
         "a file's next change refuses the record again, and says so, rather than skip it as merged",
-        arguments: [false, true])  // a whole snapshot, a part
-    func refusedAgain(part: Bool) throws {
+        arguments: [nil, "0", "00"])  // a whole snapshot, a part of one digit, a part of two
+    func refusedAgain(part: String?) throws {
         let sandbox = try Sandbox()
         defer { sandbox.remove() }
         let plain = ReadOnly.Record(version: Wire.version(2, by: "phone", vector: ["phone": 1]))
