@@ -34,7 +34,7 @@ let package = Package(
         // sync_file_range, O_TMPFILE, and Ed25519 signatures through the system's OpenSSL (libcrypto).
         .systemLibrary(name: "CInotifyTools", providers: [.apt(["libinotifytools0-dev", "libssl-dev"])]),
         // One watcher per process, on its own thread (SyncEngine imports CInotifyTools too, for
-        // mallopt, sync_file_range and O_TMPFILE).
+        // mallopt, sync_file_range, O_TMPFILE and Ed25519).
         .target(name: "Inotify", dependencies: ["CInotifyTools"]),
         // SQLite through GRDB: the storage contract.
         .target(

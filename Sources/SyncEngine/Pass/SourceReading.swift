@@ -202,7 +202,7 @@ struct SourceReader: Sendable {
         // files (fewer than two a core, 8 MiB or more each) are read one after the other, each in
         // a piece per core, so that no core waits while another reads the last file (three files
         // on two cores left one idle for a file's read); others, a file per core at a time.
-        let cores = max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN)))
+        let cores = SystemCalls.processorsOnline
         let fewAndLarge = files.count < 2 * cores && files.allSatisfy { $0.status.size >= 8 << 20 }
         let pieces = fewAndLarge ? cores : 1
         let reads = Mutex([FileRead?](repeating: nil, count: files.count))

@@ -387,7 +387,7 @@ enum SystemCalls {
         let wanted = names.indices.filter { wantsStatus(names[$0]) }
         // The statuses, in a stretch of the wanted names per core when there are many: the
         // stat(2)s of 196,608 parts took a third of a second on one core.
-        let stretches = wanted.count >= 512 ? max(1, min(sysconf(Int32(_SC_NPROCESSORS_ONLN)), 8)) : 1
+        let stretches = wanted.count >= 512 ? min(processorsOnline, 8) : 1
         let found = Mutex([[FileStatus?]](repeating: [], count: stretches))
         let statusOfStretch = { @Sendable (stretch: Int) in
             let range = (wanted.count * stretch / stretches)..<(wanted.count * (stretch + 1) / stretches)
@@ -446,6 +446,9 @@ enum SystemCalls {
         }
         return resolved.isEmpty ? "/" : resolved
     }
+
+    /// The processors online (`sysconf(_SC_NPROCESSORS_ONLN)`), one at least.
+    static var processorsOnline: Int { max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN))) }
 
     /// The current working directory (`getcwd(3)`).
     static func currentDirectory() -> String {
