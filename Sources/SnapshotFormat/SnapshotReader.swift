@@ -212,7 +212,8 @@ public enum SnapshotReader {
             }
             header.key = key
         }
-        if top["signature"] != nil {
+        // `"signature": null` is no signature, as null is no value anywhere else (`key`, `part`).
+        if top["signature"].nonNull != nil {
             guard let signature = trailingSignature else {
                 throw .invalidTopLevel(
                     "signature must be the file's last member, written exactly as ,\"signature\":\"ed25519:<base64 of 64 bytes>\"} (then at most one line feed)"

@@ -122,6 +122,16 @@ struct FormatTwoReadingTests {
         #expect(throws: SnapshotFileProblem.self) { try SnapshotReader.read(bytes: Array(text.utf8), fileName: "laptop.json") }
     }
 
+    @Test("\"signature\": null and \"key\": null are no signature and no key, as null is no value elsewhere: the file is unsigned", arguments: [
+        #","signature":null"#, #", "key": null, "signature": null"#, #", "signature": null, "key": null"#,
+    ])
+    func nullSignature(tail: String) throws {
+        let text = #"{"format":2,"device":"laptop","generation":3,"records":[\#(Self.record(Self.idIn3F))]"# + tail + "}"
+        let reading = try SnapshotReader.read(bytes: Array(text.utf8), fileName: "laptop.json")
+        #expect(reading.key == nil && reading.signature == nil)
+        #expect(reading.versions.count == 1)
+    }
+
     @Test("a newer format names the formats this version reads")
     func newerFormat() {
         let bytes = Self.file(format: 3, records: [])

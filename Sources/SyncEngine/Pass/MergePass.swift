@@ -235,7 +235,11 @@ extension SyncDevice {
         findings.report.timings.merge = stopwatch.lap()
         // Publish.
         if let publication {
-            try publish(publication, findings: findings)
+            for warning in publication.warnings {
+                findings.report.warnings.append(warning)
+                logger.warning("publication", metadata: ["reason": "\(warning)"])
+            }
+            findings.report.warnings += try publish(publication, findings: findings)
             if !publication.files.isEmpty { findings.report.publishedGeneration = publication.generation }
             findings.report.publishedFiles = publication.files.map(\.name)
             findings.report.bytesWritten = publication.files.reduce(0) { $0 + max($1.row.bytes, 0) }
@@ -275,7 +279,8 @@ extension SyncDevice {
             else { continue }
             highest = max(highest, top.generation)
         }
-        return highest + 1
+        var warnings: [String] = []  // (said again when the first publication is planned)
+        return nextGeneration(after: highest, warnings: &warnings)
     }
 
     /// The digests of the elements that `files` held when they last merged, other than the

@@ -13,6 +13,9 @@ struct Publication {
     /// Why the files could not be written (a full disk): nothing is published, the merge is
     /// kept, and the parts are written by the next pass.
     var failure: SystemCallError?
+    /// What the pass should be told about the publication (a part kept clear of a name another
+    /// file holds, a generation at the format's limit).
+    var warnings: [String] = []
 }
 
 /// One part's file, written to its temporary name.
@@ -38,7 +41,18 @@ extension SyncDevice {
         _ session: StoreSession, findings: FolderFindings, now: Timestamp,
         first: (parts: [WrittenPart], failure: SystemCallError?)? = nil
     ) throws -> Publication? {
-        if let first {
+        let taken = namesTaken(findings)
+        if let first, first.failure == nil, first.parts.contains(where: { taken[$0.name] != nil }) {
+            // A first part's name holds a file this device must not replace: its layout is
+            // recorded, nothing of it published, and the parts are written below as any later
+            // publication writes them, clear of that name.
+            for file in first.parts { try? SystemCalls.remove(file.temporaryPath) }
+            try session.replaceOwnParts(removing: [], saving: first.parts.map(\.row).map { row in
+                var row = row
+                row.generation = 0
+                return row
+            })
+        } else if let first {
             let generation = first.parts.first?.row.generation ?? 0
             if let failure = first.failure { return Publication(generation: generation, files: [], obsolete: [], failure: failure) }
             var files: [WrittenPart] = []
@@ -70,8 +84,10 @@ extension SyncDevice {
             try session.replaceOwnParts(removing: [], saving: rows)
             try session.clearChangedPrefixes(within: .whole)
             let obsolete = try obsoleteOwnFiles(session, findings: findings, layout: Set(first.parts.map(\.part)))
+            var warnings: [String] = []
+            if generation >= VersionVector.maximumCount { _ = nextGeneration(after: generation, warnings: &warnings) }
             guard !files.isEmpty || !obsolete.isEmpty else { return nil }
-            return Publication(generation: generation, files: files, obsolete: obsolete)
+            return Publication(generation: generation, files: files, obsolete: obsolete, warnings: warnings)
         }
         var layout: [PartPrefix: OwnPart?] = [:]
         for row in try session.ownParts() {
@@ -90,11 +106,13 @@ extension SyncDevice {
             let generation = try session.highestWrittenGeneration()
             return obsolete.isEmpty ? nil : Publication(generation: generation, files: [], obsolete: obsolete)
         }
-        let generation =
-            max(try session.highestWrittenGeneration(), try session.highestGeneration(seenFrom: device.rawValue)) + 1
+        var warnings: [String] = []
+        let generation = nextGeneration(
+            after: max(try session.highestWrittenGeneration(), try session.highestGeneration(seenFrom: device.rawValue)),
+            warnings: &warnings)
         var writer = PartWriter(
             device: self, session: session, generation: generation, now: now, layout: layout, files: files,
-            ownReads: findings.ownReads)
+            ownReads: findings.ownReads, taken: taken)
         defer { writer.discardUnkept() }
         do {
             try writer.write(dirty)
@@ -104,6 +122,7 @@ extension SyncDevice {
             return Publication(generation: generation, files: [], obsolete: [], failure: error)
         }
         let written = writer.finish()
+        warnings += written.warnings
         for part in written.kept {
             try session.clearChangedPrefixes(within: part.prefix.isEmpty ? .whole : PartPrefix(part.prefix) ?? .whole)
         }
@@ -116,16 +135,47 @@ extension SyncDevice {
         }
         for adopted in written.adopted { try session.recordWritten(adopted) }
         try session.replaceOwnParts(
-            removing: written.replaced.map(\.rawValue), saving: written.kept + written.files.map(\.row))
+            removing: written.replaced.map(\.rawValue),
+            saving: written.kept + written.files.map(\.row) + written.blocked)
         let obsolete = try obsoleteOwnFiles(session, findings: findings, layout: written.layout)
-        guard !written.files.isEmpty || !obsolete.isEmpty else { return nil }
-        return Publication(generation: generation, files: written.files, obsolete: obsolete)
+        guard !written.files.isEmpty || !obsolete.isEmpty || !warnings.isEmpty else { return nil }
+        return Publication(generation: generation, files: written.files, obsolete: obsolete, warnings: warnings)
+    }
+
+    /// The generation after `highest`, within the format's integers: a file under this device's
+    /// name that claims the largest (another writer's, or a damaged one) leaves this device
+    /// publishing that generation again, which readers still merge (a lower or equal generation
+    /// is reported, never skipped while the file's stat changes), rather than one that no reader
+    /// could read.
+    func nextGeneration(after highest: Int64, warnings: inout [String]) -> Int64 {
+        guard highest >= VersionVector.maximumCount else { return max(highest, 0) + 1 }
+        warnings.append(
+            "a file under this device's name claims generation \(highest), the largest the format allows: this device's files carry \(VersionVector.maximumCount) again instead of a higher one. Find the file (syncctl status) and remove it, or give the device that wrote it its own ID"
+        )
+        return VersionVector.maximumCount
+    }
+
+    /// The names in the folder that this device must not write over, each with why: a file in a
+    /// newer format (the contract: never deleted or overwritten), and another device's own file
+    /// whose name is also one of this device's parts' (`zz.1.json` is device `zz.1`'s whole
+    /// snapshot and part `1` of device `zz`; its content says which). The part is then written as
+    /// its 16 children instead (``PartWriter``).
+    func namesTaken(_ findings: FolderFindings) -> [String: String] {
+        var taken: [String: String] = [:]
+        for row in findings.rows where row.present && ownPart(named: row.name) != nil {
+            if row.problemKind == "newer_format" {
+                taken[row.name] = "it holds a snapshot in a newer format, which is never overwritten (\(row.lastProblem ?? "newer format"))"
+            } else if let other = row.device, other != device.rawValue {
+                taken[row.name] = "it is device \(other)'s own file"
+            }
+        }
+        return taken
     }
 
     /// Whether a leaf's file in the folder is the one last written for it, read cleanly.
     func isCurrent(_ leaf: PartPrefix, _ row: OwnPart?, _ files: [String: StoredSource]) -> Bool {
         guard let row, row.isPublished, let file = files[leaf.fileName(for: device)] else { return false }
-        return file.present && file.lastProblem == nil && file.generation == row.generation
+        return file.present && file.lastProblem == nil && file.device == device.rawValue && file.generation == row.generation
     }
 
     /// The temporary name of a part's file while it is written: a dot file (readers skip it),
@@ -171,6 +221,8 @@ private struct PartWriter {
     let before: [PartPrefix: OwnPart?]
     let files: [String: StoredSource]
     let ownReads: [PartPrefix: OwnFileRead]
+    /// Names this device must not write over, with why (``SyncDevice/namesTaken(_:)``).
+    let taken: [String: String]
     var policy: PartPolicy { device.settings.partPolicy }
 
     /// The leaves as they are now.
@@ -185,10 +237,14 @@ private struct PartWriter {
     private var replaced: Set<PartPrefix> = []
     /// Sizes of prefixes from the store, for parts too large to read at once.
     private var sizes: [PartPrefix: Int] = [:]
+    /// Leaves of 4 digits whose name is taken: not written, their rows kept unpublished (generation
+    /// 0, which no file has) so that every pass tries again.
+    private var blocked: [PartPrefix: OwnPart] = [:]
+    private var warnings: [String] = []
 
     init(
         device: SyncDevice, session: StoreSession, generation: Int64, now: Timestamp, layout: [PartPrefix: OwnPart?],
-        files: [String: StoredSource], ownReads: [PartPrefix: OwnFileRead]
+        files: [String: StoredSource], ownReads: [PartPrefix: OwnFileRead], taken: [String: String]
     ) {
         self.device = device
         self.session = session
@@ -197,6 +253,7 @@ private struct PartWriter {
         before = layout
         self.files = files
         self.ownReads = ownReads
+        self.taken = taken
         leaves = Set(layout.keys)
     }
 
@@ -204,6 +261,19 @@ private struct PartWriter {
     mutating func write(_ parts: [PartPrefix]) throws {
         var queue = parts.sorted().reversed() as [PartPrefix]
         while let part = queue.popLast() {
+            let name = part.fileName(for: device.device)
+            if let why = taken[name] {
+                if part.digits < PartPrefix.maximumDigits {
+                    warnings.append("\(name) is not replaced: \(why); its records are published as the 16 parts under it instead")
+                    split(part, into: &queue)
+                } else {
+                    warnings.append(
+                        "\(name) is not replaced: \(why); the records of part \(part.rawValue) stay unpublished until it is renamed or removed")
+                    let built = try BuiltPart(part, of: device, session: session, generation: generation, now: now)
+                    blocked[part] = built.row(generation: 0, isPublished: false)
+                }
+                continue
+            }
             // A part of unknown size, or far larger than a part may be (a format 1 store's one
             // file), is measured before its lines are read, so that millions of records are never
             // held at once; any other is built, and split if it turned out too large.
@@ -280,7 +350,9 @@ private struct PartWriter {
 
     private mutating func parentToJoin(_ leaf: PartPrefix) throws -> PartPrefix? {
         var siblingBytes: [PartPrefix: Int] = [:]
-        if let parent = leaf.parent {
+        if let parent = leaf.parent, taken[parent.fileName(for: device.device)] == nil,
+            !parent.children.contains(where: { blocked[$0] != nil })
+        {
             for sibling in parent.children where leaves.contains(sibling) {
                 if let file = written[sibling] {
                     siblingBytes[sibling] = Int(file.row.bytes)
@@ -293,11 +365,14 @@ private struct PartWriter {
     }
 
     /// What the writing gave, for the transaction to record.
-    mutating func finish() -> (files: [WrittenPart], kept: [OwnPart], adopted: [WrittenFile], replaced: [PartPrefix], layout: Set<PartPrefix>) {
+    mutating func finish() -> (
+        files: [WrittenPart], kept: [OwnPart], blocked: [OwnPart], adopted: [WrittenFile], replaced: [PartPrefix],
+        layout: Set<PartPrefix>, warnings: [String]
+    ) {
         let files = written.values.sorted { $0.part < $1.part }
         written = [:]
         let gone = replaced.filter { !leaves.contains($0) }
-        return (files, Array(kept.values), adopted, gone.sorted(), leaves)
+        return (files, Array(kept.values), Array(blocked.values), adopted, gone.sorted(), leaves, warnings)
     }
 
     /// Removes the temporary files not handed over (a failed publication).

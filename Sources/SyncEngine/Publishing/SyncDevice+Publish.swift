@@ -6,11 +6,14 @@ extension SyncDevice {
     /// each temporary file renamed over its part's name, then the folder fsynced, then recorded
     /// as published; only then are the files the layout no longer uses removed (a reader
     /// meanwhile sees the old files, or both, never less than either).
-    func publish(_ publication: Publication, findings: FolderFindings) throws {
+    ///
+    /// - Returns: warnings for the report (copies kept of files replaced; see ``keepCopies(of:findings:)``).
+    func publish(_ publication: Publication, findings: FolderFindings) throws -> [String] {
         if let failure = publication.failure {
             throw EngineError.publishFailed(
                 path: folder.path(of: ownFileName), reason: failure.description, outOfSpace: failure.isOutOfSpace)
         }
+        let notes = keepCopies(of: publication.files.map(\.name), findings: findings)
         if !publication.files.isEmpty {
             // (Set before the renames, whose events come at once.)
             renamedIntoPlace.withLock { $0 = Set(publication.files.map(\.name)) }
@@ -56,13 +59,51 @@ extension SyncDevice {
                 try session.save(row)
             }
         }
-        guard !publication.obsolete.isEmpty else { return }
+        guard !publication.obsolete.isEmpty else { return notes }
         for name in publication.obsolete {
             try? SystemCalls.remove(folder.path(of: name))
             logger.notice("removed a file of this device's that its parts no longer use", metadata: ["file": "\(name)"])
         }
         try? synchronizeFolder()
+        return notes
     }
+
+    /// Keeps a copy, in the state directory's `replaced/`, of each file under this device's name
+    /// that a publication is about to replace although this device did not merge all of it (a
+    /// record it rejected, a version that fit no schema, a file it could not read): the file is
+    /// this device's to rewrite, but what it held is then still somewhere. The newest
+    /// ``keptCopies`` copies stay.
+    ///
+    /// - Returns: a warning per file copied (or not), naming the copy.
+    private func keepCopies(of names: [String], findings: FolderFindings) -> [String] {
+        let rows = Dictionary(
+            findings.rows.lazy.filter(\.present).map { ($0.name, $0) }, uniquingKeysWith: { _, last in last })
+        let unmerged = names.compactMap { name in rows[name]?.lastProblem.map { (name, $0) } }
+        guard !unmerged.isEmpty else { return [] }
+        let directory = settings.stateDirectory + "/replaced"
+        var notes: [String] = []
+        for (name, problem) in unmerged {
+            let copy = "\(directory)/\(clock().milliseconds)-\(name)"
+            do {
+                try SystemCalls.createDirectories(directory)
+                try SystemCalls.writeNewFile(copy, try folder.readSnapshotBytes(name, limit: .max).bytes)
+                notes.append("\(name) is replaced, and held what this device did not merge (\(problem)): a copy is kept at \(copy)")
+            } catch {
+                notes.append("\(name) is replaced, and held what this device did not merge (\(problem)); no copy could be kept (\(error))")
+            }
+        }
+        if let listing = try? SystemCalls.directoryListing(directory, wantsStatus: { _ in false }) {
+            // Named by time first: the oldest sort first.
+            for old in listing.map(\.name).sorted().dropLast(Self.keptCopies) {
+                try? SystemCalls.remove("\(directory)/\(old)")
+            }
+        }
+        for note in notes { logger.warning("own file replaced", metadata: ["reason": "\(note)"]) }
+        return notes
+    }
+
+    /// How many copies of replaced files ``keepCopies(of:findings:)`` keeps.
+    static let keptCopies = 32
 
     /// Whether `name` is a file the last publication of this process renamed into place, and
     /// this is the first time it is asked (`syncd` asks for each file its watcher reports: its

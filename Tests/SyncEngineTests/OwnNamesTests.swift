@@ -1,0 +1,145 @@
+import Foundation
+import SnapshotFormat
+import SyncEngine
+import TestSupport
+import Testing
+
+/// The names a device publishes under hold what others put there too: a newer release's file, a
+/// device whose ID is this one's and a part (`zz.1`), a damaged generation, a file whose records
+/// this device could not all take. Publishing never loses any of it.
+@Suite("What a publication leaves alone under this device's names")
+struct OwnNamesTests {
+    /// A format 3 file, as a newer release of this device would write it.
+    static let newerFile = #"{"format": 3, "device": "desk", "generation": 9, "records": [], "future": "kept as it is"}"#
+
+    /// Every record id that `device`'s files in the folder hold, read as a fresh peer would.
+    static func idsReadByAPeer(_ sandbox: Sandbox) throws -> Set<RecordID> {
+        let reader = try sandbox.device("reader", state: sandbox.state("reader"))
+        _ = try reader.merge()
+        return Set(try reader.records().map(\.id))
+    }
+
+    @Test("a file in a newer format under this device's whole name is never overwritten: the snapshot goes out as parts", arguments: [true, false])
+    func newerFormatWholeName(afterFirstMerge: Bool) throws {
+        // Given phone's 10 records, and desk.json in format 3 (before desk's first merge, or after it)
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        try sandbox.write("phone.json", PartsTests.peerFile("phone", generation: 1, 0..<10))
+        let desk = try sandbox.device("desk")
+        if afterFirstMerge { _ = try desk.merge() }
+        try sandbox.write("desk.json", Self.newerFile)
+
+        // When desk merges (and merges again)
+        let report = try desk.merge()
+        _ = try desk.merge()
+
+        // Then desk.json is the newer release's file, byte for byte, and reported as left alone
+        #expect(try sandbox.read("desk.json") == Array(Self.newerFile.utf8))
+        #expect(report.warnings.contains { $0.contains("desk.json is not replaced") && $0.contains("newer format") }, "\(report.warnings)")
+        // And desk's records are published in its parts, which a peer reads in full
+        #expect(report.publishedFiles.count == 16 && report.publishedFiles.allSatisfy { $0.hasPrefix("desk.") && $0 != "desk.json" })
+        #expect(try Self.idsReadByAPeer(sandbox) == Set((0..<10).map(PartsTests.id)))
+    }
+
+    @Test("device zz's part 1 and device zz.1's snapshot share a name: each keeps clear of the other's file")
+    func partNameOfAnotherDevice() throws {
+        // Given device zz.1's snapshot, zz.1.json, and phone's 400 records (parts of one digit for zz)
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        let other = Wire.snapshot("zz.1", generation: 1, versions: [Wire.version(7, by: "zz.1")])
+        try sandbox.write("zz.1.json", other)
+        try sandbox.write("phone.json", PartsTests.peerFile("phone", generation: 1, 0..<400))
+        let zz = try sandbox.device("zz", partPolicy: PartsTests.policy)
+
+        // When zz merges, twice
+        let first = try zz.merge()
+        let second = try zz.merge()
+
+        // Then zz.1.json is still zz.1's file, and zz holds its record
+        #expect(try sandbox.read("zz.1.json") == other)
+        #expect(try zz.records().contains { $0.id == Wire.id(7) })
+        #expect(first.warnings.contains { $0.contains("zz.1.json is not replaced") && $0.contains("device zz.1's own file") }, "\(first.warnings)")
+        // And zz's records under 1 are in the 16 parts under it, so that a peer reads all of zz's
+        #expect(first.publishedFiles.contains("zz.10.json") && first.publishedFiles.contains("zz.1F.json"))
+        #expect(!first.publishedFiles.contains("zz.1.json") && !second.publishedFiles.contains("zz.1.json"))
+        let ids = try Self.idsReadByAPeer(sandbox)
+        #expect(ids == Set((0..<400).map(PartsTests.id)).union([Wire.id(7)]))
+
+        // When device zz.1 itself merges the folder, where zz's parts now are
+        let zz1 = try sandbox.device("zz.1", state: sandbox.state("zz.1"))
+        _ = try zz1.merge()
+        // Then zz's files are untouched by it, and it holds every record too
+        #expect(Set(try zz1.records().map(\.id)) == ids)
+        #expect(try SnapshotReader.read(bytes: sandbox.read("zz.10.json"), fileName: "zz.10.json").device.rawValue == "zz")
+    }
+
+    @Test("device zz.1's whole name holding zz's part 1: zz.1 publishes in parts instead of over it")
+    func wholeNameOfAnotherDevicesPart() throws {
+        // Given zz's part 1 at zz.1.json (zz publishes parts of one digit)
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        try sandbox.write("phone.json", PartsTests.peerFile("phone", generation: 1, 0..<400))
+        let zz = try sandbox.device("zz", partPolicy: PartsTests.policy)
+        _ = try zz.merge()
+        let part = try sandbox.read("zz.1.json")
+        #expect(try SnapshotReader.read(bytes: part, fileName: "zz.1.json").device.rawValue == "zz")
+
+        // When device zz.1 (records of its own) merges
+        let zz1 = try sandbox.device("zz.1", state: sandbox.state("zz.1"))
+        _ = try zz1.put(id: Wire.id(7), type: "Note", fields: Wire.object(#"{"text":"mine"}"#), schemaVersion: nil)
+
+        // Then zz's part is untouched, and zz.1's record goes out in zz.1's parts, where zz reads it
+        #expect(try sandbox.read("zz.1.json") == part)
+        _ = try zz.merge()
+        #expect(try zz.records().contains { $0.id == Wire.id(7) })
+    }
+
+    @Test("a file under this device's name at the largest generation: the device publishes that generation again, never one beyond the format's integers")
+    func generationAtTheLimit() throws {
+        // Given desk.json written by someone else with generation 2^53 - 1, and phone's records
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        let largest = VersionVector.maximumCount
+        try sandbox.write("desk.json", Wire.snapshot("desk", generation: largest, versions: [Wire.version(3, by: "desk")]))
+        try sandbox.write("phone.json", PartsTests.peerFile("phone", generation: 1, 0..<10))
+        let desk = try sandbox.device("desk")
+
+        // When desk merges, and publishes again after an edit
+        let first = try desk.merge()
+        _ = try desk.put(id: Wire.id(8), type: "Note", fields: Wire.object(#"{"text":"later"}"#), schemaVersion: nil)
+
+        // Then its file carries the largest generation, is valid, and a peer reads all of it
+        #expect(first.publishedGeneration == largest)
+        #expect(first.warnings.contains { $0.contains("the largest the format allows") }, "\(first.warnings)")
+        let reading = try SnapshotReader.read(bytes: sandbox.read("desk.json"), fileName: "desk.json")
+        #expect(reading.generation == largest)
+        #expect(try Self.idsReadByAPeer(sandbox) == Set((0..<10).map(PartsTests.id)).union([Wire.id(3), Wire.id(8)]))
+    }
+
+    @Test("a file under this device's name holding a record it rejected is copied to the state directory before it is replaced")
+    func rejectedRecordKeptInACopy() throws {
+        // Given desk.json (not written by this state directory) with a valid record and one nested
+        // 600 levels deep, which a reader rejects alone
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        let deep = String(repeating: "[", count: 600) + String(repeating: "]", count: 600)
+        let nested = #"{"id": "\#(Wire.id(2))", "type": "Note", "lastModified": "2026-11-20T10:00:00.000Z", "modifiedBy": "desk", "versionVector": {"desk": 1}, "fields": {"deep": \#(deep)}}"#
+        let original = Wire.snapshotText("desk", generation: 4, records: [Wire.text(Wire.version(1, by: "desk")), nested])
+        try sandbox.write("desk.json", original)
+        let desk = try sandbox.device("desk")
+
+        // When desk merges and rewrites desk.json
+        let report = try desk.merge()
+        #expect(report.publishedFiles == ["desk.json"])
+
+        // Then the file it replaced is kept, byte for byte, in the state directory, and the report says where
+        let directory = sandbox.state() + "/replaced"
+        let copies = try FileManager.default.contentsOfDirectory(atPath: directory)
+        #expect(copies.count == 1 && copies[0].hasSuffix("-desk.json"), "\(copies)")
+        #expect(FileManager.default.contents(atPath: directory + "/" + copies[0]) == Data(original.utf8))
+        #expect(report.warnings.contains { $0.contains("a copy is kept at \(directory)/") }, "\(report.warnings)")
+        // And a file it merged whole is replaced without a copy
+        _ = try desk.put(id: Wire.id(9), type: "Note", fields: Wire.object(#"{"text":"more"}"#), schemaVersion: nil)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory).count == 1)
+    }
+}
