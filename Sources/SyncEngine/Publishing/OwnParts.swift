@@ -41,8 +41,7 @@ extension SyncDevice {
         _ session: StoreSession, findings: FolderFindings, now: Timestamp,
         first: (parts: [WrittenPart], failure: SystemCallError?)? = nil
     ) throws -> Publication? {
-        let taken = namesTaken(findings)
-        if let first, first.failure == nil, first.parts.contains(where: { taken[$0.name] != nil }) {
+        if let first, first.failure == nil, isAnyTaken(Set(first.parts.map(\.name)), findings: findings) {
             // A first part's name holds a file this device must not replace: its layout is
             // recorded, nothing of it published, and the parts are written below as any later
             // publication writes them, clear of that name.
@@ -112,7 +111,7 @@ extension SyncDevice {
             warnings: &warnings)
         var writer = PartWriter(
             device: self, session: session, generation: generation, now: now, layout: layout, files: files,
-            ownReads: findings.ownReads, taken: taken)
+            ownReads: findings.ownReads)
         defer { writer.discardUnkept() }
         do {
             try writer.write(dirty)
@@ -155,21 +154,23 @@ extension SyncDevice {
         return VersionVector.maximumCount
     }
 
-    /// The names in the folder that this device must not write over, each with why: a file in a
-    /// newer format (the contract: never deleted or overwritten), and another device's own file
-    /// whose name is also one of this device's parts' (`zz.1.json` is device `zz.1`'s whole
-    /// snapshot and part `1` of device `zz`; its content says which). The part is then written as
-    /// its 16 children instead (``PartWriter``).
-    func namesTaken(_ findings: FolderFindings) -> [String: String] {
-        var taken: [String: String] = [:]
-        for row in findings.rows where row.present && ownPart(named: row.name) != nil {
-            if row.problemKind == "newer_format" {
-                taken[row.name] = "it holds a snapshot in a newer format, which is never overwritten (\(row.lastProblem ?? "newer format"))"
-            } else if let other = row.device, other != device.rawValue {
-                taken[row.name] = "it is device \(other)'s own file"
-            }
+    /// Why this device must not write over the file that `row` describes (one of its own names
+    /// holds it), nil when it may: a file in a newer format (the contract: never deleted or
+    /// overwritten), and another device's own file whose name is also one of this device's
+    /// parts' (`zz.1.json` is device `zz.1`'s whole snapshot and part `1` of device `zz`; its
+    /// content says which). The part is then written as its 16 children instead (``PartWriter``).
+    func reasonNotToReplace(_ row: StoredSource?) -> String? {
+        guard let row, row.present else { return nil }
+        if row.problemKind == "newer_format" {
+            return "it holds a snapshot in a newer format, which is never overwritten (\(row.lastProblem ?? "newer format"))"
         }
-        return taken
+        if let other = row.device, other != device.rawValue { return "it is device \(other)'s own file" }
+        return nil
+    }
+
+    /// Whether any of `names` holds a file this device must not write over.
+    private func isAnyTaken(_ names: Set<String>, findings: FolderFindings) -> Bool {
+        findings.rows.contains { names.contains($0.name) && reasonNotToReplace($0) != nil }
     }
 
     /// Whether a leaf's file in the folder is the one last written for it, read cleanly.
@@ -221,8 +222,6 @@ private struct PartWriter {
     let before: [PartPrefix: OwnPart?]
     let files: [String: StoredSource]
     let ownReads: [PartPrefix: OwnFileRead]
-    /// Names this device must not write over, with why (``SyncDevice/namesTaken(_:)``).
-    let taken: [String: String]
     var policy: PartPolicy { device.settings.partPolicy }
 
     /// The leaves as they are now.
@@ -244,7 +243,7 @@ private struct PartWriter {
 
     init(
         device: SyncDevice, session: StoreSession, generation: Int64, now: Timestamp, layout: [PartPrefix: OwnPart?],
-        files: [String: StoredSource], ownReads: [PartPrefix: OwnFileRead], taken: [String: String]
+        files: [String: StoredSource], ownReads: [PartPrefix: OwnFileRead]
     ) {
         self.device = device
         self.session = session
@@ -253,7 +252,6 @@ private struct PartWriter {
         before = layout
         self.files = files
         self.ownReads = ownReads
-        self.taken = taken
         leaves = Set(layout.keys)
     }
 
@@ -262,7 +260,7 @@ private struct PartWriter {
         var queue = parts.sorted().reversed() as [PartPrefix]
         while let part = queue.popLast() {
             let name = part.fileName(for: device.device)
-            if let why = taken[name] {
+            if let why = device.reasonNotToReplace(files[name]) {
                 if part.digits < PartPrefix.maximumDigits {
                     warnings.append("\(name) is not replaced: \(why); its records are published as the 16 parts under it instead")
                     split(part, into: &queue)
@@ -350,7 +348,7 @@ private struct PartWriter {
 
     private mutating func parentToJoin(_ leaf: PartPrefix) throws -> PartPrefix? {
         var siblingBytes: [PartPrefix: Int] = [:]
-        if let parent = leaf.parent, taken[parent.fileName(for: device.device)] == nil,
+        if let parent = leaf.parent, device.reasonNotToReplace(files[parent.fileName(for: device.device)]) == nil,
             !parent.children.contains(where: { blocked[$0] != nil })
         {
             for sibling in parent.children where leaves.contains(sibling) {

@@ -76,13 +76,15 @@ extension SyncDevice {
     ///
     /// - Returns: a warning per file copied (or not), naming the copy.
     private func keepCopies(of names: [String], findings: FolderFindings) -> [String] {
-        let rows = Dictionary(
-            findings.rows.lazy.filter(\.present).map { ($0.name, $0) }, uniquingKeysWith: { _, last in last })
-        let unmerged = names.compactMap { name in rows[name]?.lastProblem.map { (name, $0) } }
+        // Rows with a problem are few: looked at first, whatever the number of files.
+        let replaced = Set(names)
+        let unmerged = Dictionary(
+            findings.rows.lazy.filter { $0.present && $0.lastProblem != nil && replaced.contains($0.name) }
+                .map { ($0.name, $0.lastProblem!) }, uniquingKeysWith: { _, last in last })
         guard !unmerged.isEmpty else { return [] }
         let directory = settings.stateDirectory + "/replaced"
         var notes: [String] = []
-        for (name, problem) in unmerged {
+        for (name, problem) in unmerged.sorted(by: { $0.key < $1.key }) {
             let copy = "\(directory)/\(clock().milliseconds)-\(name)"
             do {
                 try SystemCalls.createDirectories(directory)
