@@ -40,3 +40,35 @@ final class ChangedPrefixes: Sendable {
         }
     }
 }
+
+/// How one transaction's saves moved the number of records in conflict that need a person
+/// (``StoreSession/recordsInConflict()``), while that is known: counting them again reads every
+/// record in conflict (4 to 5 ms at 50,000 of them), which a pass that changed one record need not.
+final class ConflictTally: Sendable {
+    /// The change so far, nil once unknown.
+    private let state = Mutex<(delta: Int?, lookUps: Int)>((0, 0))
+
+    /// Saves of records the store held that may each look up the record's state before: beyond,
+    /// counting again costs less.
+    static let lookUpLimit = 1_000
+
+    /// The change so far; nil when unknown.
+    var delta: Int? { state.withLock { $0.delta } }
+
+    /// Whether the state before of one more record held may be looked up (and counts it).
+    func mayLookUp() -> Bool {
+        state.withLock { state in
+            guard state.delta != nil, state.lookUps < Self.lookUpLimit else { return false }
+            state.lookUps += 1
+            return true
+        }
+    }
+
+    /// A record saved: in conflict before (`false` for a new record) and after.
+    func add(before: Bool, after: Bool) {
+        state.withLock { state in state.delta = state.delta.map { $0 + (after ? 1 : 0) - (before ? 1 : 0) } }
+    }
+
+    /// The change is no longer known.
+    func forget() { state.withLock { $0.delta = nil } }
+}

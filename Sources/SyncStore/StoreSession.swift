@@ -9,10 +9,13 @@ public struct StoreSession {
     let db: Database
     /// The record prefixes this transaction changed (nil in a read).
     let changes: ChangedPrefixes?
+    /// How this transaction moved the number of records in conflict (nil in a read).
+    let conflictTally: ConflictTally?
 
-    init(db: Database, changes: ChangedPrefixes? = nil) {
+    init(db: Database, changes: ChangedPrefixes? = nil, conflictTally: ConflictTally? = nil) {
         self.db = db
         self.changes = changes
+        self.conflictTally = conflictTally
     }
 
     // MARK: Identity
@@ -60,6 +63,20 @@ public struct StoreSession {
     public func save(_ record: ReadOnly.Record, as stored: StoredLine, at now: Timestamp, isNew: Bool = false) throws {
         // One row per record, through a cached prepared statement: a merge pass saves up to
         // every record in one transaction.
+        if let conflictTally {
+            if isNew {
+                conflictTally.add(before: false, after: record.needsAPerson)
+            } else if conflictTally.mayLookUp() {
+                let statement = try db.cachedStatement(
+                    sql: "SELECT conflicts > 0 AND unresolvedConflicts > 0 FROM record WHERE id = ?")
+                statement.setUncheckedArguments([record.id.rawValue])
+                var before = false
+                try withRawRows(statement) { before = sqlite3_column_int64($0, 0) != 0 }
+                conflictTally.add(before: before, after: record.needsAPerson)
+            } else {
+                conflictTally.forget()
+            }
+        }
         let statement = try db.cachedStatement(sql: isNew ? Self.insertRecord : Self.upsertRecord)
         try saveRow(record, as: stored, at: now, through: statement)
     }
@@ -101,6 +118,7 @@ public struct StoreSession {
         /// with the next rows (``flush()`` saves the last ones).
         public func insert(_ record: ReadOnly.Record, as stored: StoredLine) throws {
             session.changes?.insert(record.id)
+            session.conflictTally?.add(before: false, after: record.needsAPerson)
             func append(_ more: UnsafeBufferPointer<UInt8>) -> Range<Int> {
                 bytes.append(contentsOf: more)
                 return (bytes.count - more.count)..<bytes.count
@@ -391,7 +409,8 @@ public struct StoreSession {
     }
 
     /// ``recordsInConflict()`` for a pass, in its write transaction: the count kept by the last
-    /// pass that changed records (`conflictCount`, v11) when no record changed since, else counted
+    /// pass that changed records (`conflictCount`, v11) when no record changed since, moved by
+    /// this transaction's saves when only they changed records (``ConflictTally``), else counted;
     /// and kept.
     ///
     /// A record changed since is one this transaction saved, one whose prefix is still in
@@ -399,14 +418,16 @@ public struct StoreSession {
     /// another program wrote (its line has no digest): the same marks that make a pass write
     /// this device's parts again. A pass counts before it publishes, and publishing clears them.
     public func recordsInConflictKept() throws -> Int {
-        if let changes, changes.isEmpty,
-            try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM changedPrefix)") == false,
-            try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM record WHERE lineDigest IS NULL)") == false,
-            let kept = try Int.fetchOne(db, sql: "SELECT count FROM conflictCount")
-        {
-            return kept
+        let othersChanged = {
+            try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM changedPrefix)") != false
+                || Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM record WHERE lineDigest IS NULL)") != false
         }
-        let count = try recordsInConflict()
+        var known: Int? = nil
+        if let changes, let kept = try Int.fetchOne(db, sql: "SELECT count FROM conflictCount"), try !othersChanged() {
+            if changes.isEmpty { return kept }
+            known = conflictTally?.delta.map { kept + $0 }
+        }
+        let count = try known ?? recordsInConflict()
         try db.execute(sql: "DELETE FROM conflictCount")
         try db.execute(sql: "INSERT INTO conflictCount (count) VALUES (?)", arguments: [count])
         return count
@@ -456,4 +477,10 @@ public struct RecordCounts: Hashable, Sendable, Codable {
     public var inConflict: Int
     /// Records whose only conflicts are benign (same content).
     public var benignOnly: Int
+}
+
+extension ReadOnly.Record {
+    /// Whether a conflict differs from the current version's content, so that the record needs a
+    /// person (``StoreSession/recordsInConflict()`` counts these).
+    var needsAPerson: Bool { conflicts.contains { !$0.hasSameContent(as: version) } }
 }

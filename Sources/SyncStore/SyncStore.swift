@@ -96,7 +96,8 @@ public final class SyncStore: Sendable {
         }
         let keeps = keepsChangedPrefixes
         return try writer.write { db in
-            let session = StoreSession(db: db, changes: keeps ? ChangedPrefixes() : nil)
+            let session = StoreSession(
+                db: db, changes: keeps ? ChangedPrefixes() : nil, conflictTally: keeps ? ConflictTally() : nil)
             let result = try work(session)
             try session.keepUnpublishedChanges()
             return result

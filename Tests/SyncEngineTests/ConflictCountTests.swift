@@ -29,7 +29,7 @@ struct ConflictCountTests {
         }
     }
 
-    @Test("nothing changed: the kept count; a change here or by another program: counted again")
+    @Test("nothing changed: the kept count; this device's changes move it; another program's change: counted again")
     func keptUntilAChange() throws {
         let sandbox = try Sandbox()
         defer { sandbox.remove() }
@@ -41,9 +41,9 @@ struct ConflictCountTests {
         try Self.keep(77, in: desk)
         #expect(try desk.merge().conflicts == 77)
 
-        // A peer's change adds a conflict: counted again
+        // A peer's change adds a conflict: the kept count moves by one (not counted again)
         try Self.writeConflict(sandbox, 2, generation: 2)
-        #expect(try desk.merge().conflicts == 3)
+        #expect(try desk.merge().conflicts == 78)
 
         // Another program deletes a record in conflict: counted again
         try Self.keep(77, in: desk)
@@ -59,10 +59,47 @@ struct ConflictCountTests {
         }
         #expect(try desk.merge().conflicts == 2)
 
-        // A local edit resolves nothing but changes a record: counted again
+        // A local edit that adds no conflict moves nothing
         try Self.keep(77, in: desk)
         _ = try desk.put(id: nil, type: "Note", fields: Wire.object(#"{"a": 1}"#), schemaVersion: nil)
-        #expect(try desk.merge().conflicts == 2)
-        #expect(try desk.store.reading { try $0.recordsInConflict() } == 2)
+        #expect(try desk.merge().conflicts == 77)
+    }
+
+    @Test("the moved count is the count: over passes that add, resolve and add again conflicts, edits, and more changes than are looked up one by one")
+    func movedCountIsTheCount() throws {
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        let desk = try sandbox.device("desk")
+        func counted() throws -> Int { try desk.store.reading { try $0.recordsInConflict() } }
+        func expectCount(_ report: MergeReport, _ step: String) throws {
+            #expect(report.conflicts == (try counted()), "\(step): reported \(report.conflicts)")
+        }
+        try Self.writeConflict(sandbox, 3, generation: 1)
+        try expectCount(try desk.merge(), "first merge")
+        try Self.writeConflict(sandbox, 6, generation: 2)
+        try expectCount(try desk.merge(), "three more conflicts")
+        // phone resolves records 0 to 4 (a version after both), laptop adds record 7 in conflict
+        let resolved = (0...4).map {
+            Wire.version($0, by: "phone", vector: ["phone": 2, "laptop": 1], at: 100 + Int64($0), fields: #"{"by": "both"}"#)
+        }
+        try sandbox.write("phone.json", Wire.snapshot("phone", generation: 3, versions: resolved))
+        try expectCount(try desk.merge(), "five resolved")
+        #expect(try counted() == 2)
+        // A local edit of record 5, in conflict
+        _ = try desk.put(id: Wire.id(5), type: "Note", fields: Wire.object(#"{"by": "desk"}"#), schemaVersion: nil)
+        try expectCount(try desk.merge(), "after the edit")
+        // More changed records held before than the tally looks up: counted again, the same
+        let many = ConflictTally.lookUpLimit + 100
+        let phone = (0..<many).map {
+            Wire.version($0, by: "phone", vector: ["phone": 3], at: 1_000 + Int64($0), fields: #"{"by": "phone again"}"#)
+        }
+        let laptop = (0..<many).map {
+            Wire.version($0, by: "laptop", vector: ["laptop": 3], at: 1_001 + Int64($0), fields: #"{"by": "laptop again"}"#)
+        }
+        try sandbox.write("phone.json", Wire.snapshot("phone", generation: 4, versions: phone))
+        try expectCount(try desk.merge(), "phone's \(many) records")
+        try sandbox.write("laptop.json", Wire.snapshot("laptop", generation: 4, versions: laptop))
+        try expectCount(try desk.merge(), "laptop's \(many) concurrent records")
+        #expect(try counted() == many)
     }
 }
