@@ -94,6 +94,17 @@ extension StoreSession {
         try db.execute(sql: "UPDATE ownPart SET isPublished = 0")
     }
 
+    /// The public key (`ed25519:…`) this device's parts were last signed with, nil before its
+    /// first publication since v12.
+    public func signingKeyOfParts() throws -> String? {
+        try String.fetchOne(db, sql: "SELECT key FROM partsKey WHERE singleton = 1")
+    }
+
+    /// Records that this device's parts are signed with `key` from now on.
+    public func setSigningKeyOfParts(_ key: String) throws {
+        try db.execute(sql: "INSERT OR REPLACE INTO partsKey (singleton, key) VALUES (1, ?)", arguments: [key])
+    }
+
     /// The digests of the files this device wrote for `part`, by generation.
     public func writtenFileDigests(of part: PartPrefix) throws -> [Int64: String] {
         var digests: [Int64: String] = [:]

@@ -237,6 +237,15 @@ extension SyncStore {
             // one by one in their index again (50,000 of them took 2.5 ms of a 24 ms pass).
             try db.execute(sql: "CREATE TABLE conflictCount (count INTEGER NOT NULL)")
         }
+        migrator.registerMigration("v12: the key this device's files are signed with") { db in
+            // The public key of the signing key that this device's published parts were signed
+            // with (`StoreSession.signingKeyOfParts`): a pass that signs with another (the key file
+            // lost, replaced, or restored from a backup) writes every part again, or peers that
+            // trust the new key would reject the parts left signed with the old one. None yet:
+            // the next publication records the key it signs with.
+            try db.execute(
+                sql: "CREATE TABLE partsKey (singleton INTEGER PRIMARY KEY CHECK (singleton = 1), key TEXT NOT NULL)")
+        }
         return migrator
     }
 }

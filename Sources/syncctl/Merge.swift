@@ -15,7 +15,8 @@ extension SyncctlCommand {
 
                 A file that would turn more than half of the live records (and at least 50) into \
                 tombstones at once is held back, as a safety valve, until you let it through with \
-                --accept-deletions FILE (settings massDeletionShare and massDeletionMinimum). \
+                --accept-deletions FILE (settings massDeletionShare and massDeletionMinimum); so are \
+                a device's parts that would do so together, until --accept-deletions DEVICE. \
                 Versions dated more than clockSkewMarginSeconds (default 300) in this device's \
                 future are merged but reported, naming the device whose clock is wrong.
 
@@ -33,7 +34,8 @@ extension SyncctlCommand {
         @Option(
             name: .customLong("accept-deletions"),
             help: ArgumentHelp(
-                "Let this file through the mass-deletion safety valve this time (repeatable).", valueName: "file"))
+                "Let this file, or every file of this device, through the mass-deletion safety valve this time (repeatable).",
+                valueName: "file-or-device"))
         var acceptDeletions: [String] = []
 
         @Flag(name: .customLong("reread"), help: "Parse every file again, even those unchanged since the last merge.")

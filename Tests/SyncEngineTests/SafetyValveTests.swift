@@ -1,6 +1,7 @@
 import Foundation
 import SnapshotFormat
 import SyncEngine
+import TestSupport
 import Testing
 
 /// Clocks that run ahead, and mass deletions held back until a person lets them through.
@@ -83,6 +84,37 @@ struct SafetyValveTests {
         #expect(accepted.deleted == 80)
         #expect(try desk.status().counts.live == 21)
         #expect(try desk.merge().source("phone.json")?.status == .unchanged)
+    }
+
+    @Test("a peer's parts that would together delete most live records are held back together, until its device is accepted")
+    func massDeletionAcrossParts() throws {
+        // Given phone publishing 100 records in parts (none of which holds 50 records), merged by desk
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        let phone = try sandbox.device("phone", state: sandbox.state("phone"), partPolicy: PartsTests.policy)
+        let text = Wire.object(#"{"text": "\#(String(repeating: "x", count: 300))"}"#)
+        for n in 0..<100 { _ = try phone.put(id: PartsTests.id(n), type: "Note", fields: text, schemaVersion: nil) }
+        let desk = try sandbox.device("desk", state: sandbox.state("desk"))
+        _ = try desk.merge()
+        #expect(try desk.status().counts.live == 100)
+        #expect(try PublishedSnapshot.read(folder: sandbox.shared, device: "phone")?.files.count ?? 0 > 1)
+
+        // When phone deletes 80 of them (each part deletes a few)
+        for n in 0..<80 { _ = try phone.delete(id: PartsTests.id(n), schemaVersion: nil) }
+        let report = try desk.merge()
+
+        // Then every part of phone's that deletes is held back, together, and nothing is deleted
+        let held = report.sources.filter { $0.status == .heldBack }
+        #expect(held.count > 1 && held.allSatisfy { $0.name.hasPrefix("phone.") }, "\(report.sources.map { ($0.name, $0.status) })")
+        #expect(held.allSatisfy { $0.reason?.contains("--accept-deletions 'phone'") == true })
+        #expect(report.deleted == 0 && report.hasRejections)
+        #expect(try desk.status().counts.live == 100)
+        #expect(try desk.merge().sources.filter { $0.status == .heldBack }.count == held.count)
+
+        // And accepting the device lets all of them through
+        let accepted = try desk.merge(acceptDeletions: ["phone"])
+        #expect(accepted.deleted == 80)
+        #expect(try desk.status().counts.live == 20)
     }
 
     @Test("deleting fewer than the minimum, or less than the share, is not held back")

@@ -270,6 +270,46 @@ struct TrustTests {
         #expect(try Self.held(phone).count == 81)
     }
 
+    @Test("a device whose key file was lost signs every part again with the key it makes, and says which trust command its peers need")
+    func lostKey() throws {
+        // Given desk's 80 records in parts signed with its key, which phone trusts
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        let policy = PartPolicy(splitBytes: 4 << 10, joinBytes: 1 << 10)
+        let desk = try sandbox.device("desk", state: sandbox.state("desk"), partPolicy: policy)
+        let phone = try sandbox.device("phone", state: sandbox.state("phone"))
+        for n in 0..<80 {
+            _ = try desk.put(id: Wire.id(n), type: "Note", fields: Wire.object(#"{"text": "note \#(n)"}"#), schemaVersion: nil)
+        }
+        let oldKey = desk.key.publicKey
+        try phone.trust(oldKey, for: DeviceID("desk")!)
+        _ = try phone.merge()
+        let before = try #require(try PublishedSnapshot.read(folder: sandbox.shared, device: "desk"))
+        #expect(before.files.count > 1)
+
+        // When desk's signing.key is lost and desk starts again (it makes a new key) and merges
+        try FileManager.default.removeItem(atPath: sandbox.state("desk") + "/signing.key")
+        let restarted = try sandbox.device("desk", state: sandbox.state("desk"), partPolicy: policy)
+        let newKey = restarted.key.publicKey
+        let report = try restarted.merge()
+
+        // Then every one of its files is published again, signed with the new key, and the
+        // report says what to run on the devices that trust the old one
+        #expect(newKey != oldKey)
+        #expect(Set(report.publishedFiles) == Set(before.files))
+        let after = try #require(try PublishedSnapshot.read(folder: sandbox.shared, device: "desk"))
+        #expect(after.readings.allSatisfy { $0.key == newKey && $0.signature != nil })
+        #expect(report.warnings.contains { $0.contains("syncctl trust desk \(newKey.text)") }, "\(report.warnings)")
+        // And once, not on every pass
+        #expect(try restarted.merge().warnings.isEmpty)
+
+        // And a device that trusts the new key takes all of desk's records from desk's files
+        let fresh = try sandbox.device("fresh", state: sandbox.state("fresh"))
+        try fresh.trust(newKey, for: DeviceID("desk")!)
+        _ = try fresh.merge()
+        #expect(try Self.held(fresh).count == 80)
+    }
+
     @Test("with keys trusted, a file under this device's own name that it did not sign is rejected, reported, and its own file published again")
     func impostorUnderOwnName() throws {
         let sandbox = try Sandbox()

@@ -18,6 +18,7 @@ struct MigrationTests {
                 "v5: one row per record, digests of each source's records", "v6: each record's line digest",
                 "v7: no index on record type", "v8: format 2 parts", "v9: trusted keys",
                 "v10: merged elements of whole snapshots", "v11: the count of records in conflict, kept",
+                "v12: the key this device's files are signed with",
             ])
     }
 
@@ -49,7 +50,7 @@ struct MigrationTests {
         let store = try SyncStore(path: path)
 
         // Then it is migrated and every row is there, unchanged
-        #expect(try store.appliedMigrations().count == 11)
+        #expect(try store.appliedMigrations().count == 12)
         try store.reading { session in
             #expect(try session.owner() == DeviceID("laptop"))
             #expect(try session.record(record.id) == record)

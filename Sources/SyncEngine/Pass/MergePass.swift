@@ -101,6 +101,9 @@ extension SyncDevice {
             defer { writeback?.finish() }
             var tallies = spanning.tallies
             var deletions = [Int](repeating: 0, count: spanning.files.count)
+            // What each device's files not held back would delete, over the pass: its parts are
+            // held back together when they would delete, together, what one file may not.
+            var deletionsByDevice = DeletionsByDevice()
             // Records the merge refused: their elements' digests are not kept (see
             // ``MergedElement/record``).
             var refusedIDs = Set<RecordID>()
@@ -140,10 +143,12 @@ extension SyncDevice {
                 for index in group.sources.indices {
                     let name = group.sources[index].name
                     var held = heldBack[name]
-                    if held == nil, inserts == nil, !acceptDeletions.contains(name) {
+                    let publisher = group.sources[index].header?.device.rawValue
+                    if held == nil, inserts == nil, !acceptDeletions.accepts(name, of: publisher) {
+                        let count = try self.deletions(by: group.tallies[index].versions, session: session)
                         held = try massDeletionHold(
-                            deletions: try self.deletions(by: group.tallies[index].versions, session: session), name: name,
-                            session: session, liveRecords: &findings.liveRecords)
+                            deletions: count, name: name, session: session, liveRecords: &findings.liveRecords)
+                        if held == nil { deletionsByDevice.add(count, by: publisher, in: name) }
                     }
                     review(
                         group.sources[index], tally: group.tallies[index], previous: scan.known[name],
@@ -193,16 +198,28 @@ extension SyncDevice {
             // The files read first, now that every group gave its records.
             for (index, source) in spanning.files.enumerated() {
                 var held = heldBack[source.name]
-                if held == nil, !acceptDeletions.contains(source.name) {
+                let publisher = source.header?.device.rawValue
+                if held == nil, !acceptDeletions.accepts(source.name, of: publisher) {
                     held = try massDeletionHold(
                         deletions: deletions[index], name: source.name, session: session,
                         liveRecords: &findings.liveRecords)
                     // Its records are merged already: the pass starts again without them.
                     if let held { throw PassRetry(heldBack: [source.name: held]) }
+                    deletionsByDevice.add(deletions[index], by: publisher, in: source.name)
                 }
                 review(
                     source, tally: tallies[index], previous: scan.known[source.name], hasWritten: scan.hasWritten,
                     heldBack: held, trustActive: reader.trust.isActive, session: session, now: now, into: &findings)
+            }
+            // Merged already too: the pass starts again without the files of a device whose
+            // deletions together are held back.
+            for (device, total) in deletionsByDevice.totals where total.files.count > 1 {
+                if let held = try massDeletionHold(
+                    deletions: total.count, device: device, files: total.files.count, session: session,
+                    liveRecords: &findings.liveRecords)
+                {
+                    throw PassRetry(heldBack: Dictionary(total.files.map { ($0, held) }, uniquingKeysWith: { $1 }))
+                }
             }
             try saveFound()
             try session.markAbsent(except: findings.presentNames, known: Array(scan.known.values))

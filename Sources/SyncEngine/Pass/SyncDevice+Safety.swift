@@ -23,19 +23,55 @@ extension SyncDevice {
     ///
     /// - Parameter liveRecords: the store's live records before the pass, read when first needed.
     func massDeletionHold(deletions: Int, name: String, session: StoreSession, liveRecords: inout Int?) throws -> String? {
+        guard let live = try isMassDeletion(deletions, session: session, liveRecords: &liveRecords) else { return nil }
+        return
+            "it would delete \(deletions) of the \(live) live records at once, so it is held back and nothing from it is merged; if the deletions are meant, run: syncctl merge --accept-deletions '\(name)'"
+    }
+
+    /// Why the `files` files of `device` that would delete records in this pass must be held back
+    /// together, nil when they may merge: each may be under the valve's limits (a part holds a
+    /// sixteenth of a snapshot or less) while together they are over.
+    func massDeletionHold(deletions: Int, device: String, files: Int, session: StoreSession, liveRecords: inout Int?)
+        throws -> String?
+    {
+        guard let live = try isMassDeletion(deletions, session: session, liveRecords: &liveRecords) else { return nil }
+        return
+            "with the other files of device \(device) in this pass (\(files) in all), it would delete \(deletions) of the \(live) live records at once, so they are held back and nothing from them is merged; if the deletions are meant, run: syncctl merge --accept-deletions '\(device)'"
+    }
+
+    /// The live records, when deleting `deletions` of them at once is over the valve's limits.
+    private func isMassDeletion(_ deletions: Int, session: StoreSession, liveRecords: inout Int?) throws -> Int? {
         let safety = settings.safety
         guard safety.massDeletionShare < 1, deletions >= safety.massDeletionMinimum else { return nil }
         if liveRecords == nil { liveRecords = try session.counts().live }
         let live = liveRecords ?? 0
-        guard Double(deletions) > safety.massDeletionShare * Double(live) else { return nil }
-        return
-            "it would delete \(deletions) of the \(live) live records at once, so it is held back and nothing from it is merged; if the deletions are meant, run: syncctl merge --accept-deletions '\(name)'"
+        return Double(deletions) > safety.massDeletionShare * Double(live) ? live : nil
     }
 
     static func duration(milliseconds: Int64) -> String {
         let minutes = milliseconds / 60_000
         if minutes < 60 { return "\(minutes) min" }
         return "\(minutes / 60) h \(minutes % 60) min"
+    }
+}
+
+/// What each device's files would delete in one pass, those the valve did not hold back on their own.
+struct DeletionsByDevice {
+    private(set) var totals: [String: (count: Int, files: [String])] = [:]
+
+    /// A file of `device` (nil: a file whose device is not known, counted on its own only) that
+    /// would delete `count` live records.
+    mutating func add(_ count: Int, by device: String?, in file: String) {
+        guard count > 0, let device else { return }
+        totals[device, default: (0, [])].count += count
+        totals[device, default: (0, [])].files.append(file)
+    }
+}
+
+extension Set<String> {
+    /// Whether `--accept-deletions` names `file`, or the device that published it.
+    func accepts(_ file: String, of device: String?) -> Bool {
+        contains(file) || device.map(contains) == true
     }
 }
 

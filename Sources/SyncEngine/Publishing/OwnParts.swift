@@ -41,6 +41,7 @@ extension SyncDevice {
         _ session: StoreSession, findings: FolderFindings, now: Timestamp,
         first: (parts: [WrittenPart], failure: SystemCallError?)? = nil
     ) throws -> Publication? {
+        var warnings = try checkSigningKey(session)
         if let first, first.failure == nil, isAnyTaken(Set(first.parts.map(\.name)), findings: findings) {
             // A first part's name holds a file this device must not replace: its layout is
             // recorded, nothing of it published, and the parts are written below as any later
@@ -83,7 +84,6 @@ extension SyncDevice {
             try session.replaceOwnParts(removing: [], saving: rows)
             try session.clearChangedPrefixes(within: .whole)
             let obsolete = try obsoleteOwnFiles(session, findings: findings, layout: Set(first.parts.map(\.part)))
-            var warnings: [String] = []
             if generation >= VersionVector.maximumCount { _ = nextGeneration(after: generation, warnings: &warnings) }
             guard !files.isEmpty || !obsolete.isEmpty else { return nil }
             return Publication(generation: generation, files: files, obsolete: obsolete, warnings: warnings)
@@ -103,9 +103,9 @@ extension SyncDevice {
         if dirty.isEmpty {
             let obsolete = try obsoleteOwnFiles(session, findings: findings, layout: Set(layout.keys))
             let generation = try session.highestWrittenGeneration()
-            return obsolete.isEmpty ? nil : Publication(generation: generation, files: [], obsolete: obsolete)
+            return obsolete.isEmpty && warnings.isEmpty
+                ? nil : Publication(generation: generation, files: [], obsolete: obsolete, warnings: warnings)
         }
-        var warnings: [String] = []
         let generation = nextGeneration(
             after: max(try session.highestWrittenGeneration(), try session.highestGeneration(seenFrom: device.rawValue)),
             warnings: &warnings)
@@ -139,6 +139,24 @@ extension SyncDevice {
         let obsolete = try obsoleteOwnFiles(session, findings: findings, layout: written.layout)
         guard !written.files.isEmpty || !obsolete.isEmpty || !warnings.isEmpty else { return nil }
         return Publication(generation: generation, files: written.files, obsolete: obsolete, warnings: warnings)
+    }
+
+    /// Marks every part to be written again when they were signed with another key than this
+    /// device's (its `signing.key` lost, replaced by a restored one, or rotated): peers that trust
+    /// the key it signs with now would reject the parts left signed with the old one. Records the
+    /// key the parts are signed with from now on.
+    ///
+    /// - Returns: the warning to give, if the key changed.
+    private func checkSigningKey(_ session: StoreSession) throws -> [String] {
+        let signing = key.publicKey.text
+        let signedWith = try session.signingKeyOfParts()
+        guard signedWith != signing else { return [] }
+        try session.setSigningKeyOfParts(signing)
+        guard let signedWith else { return [] }
+        try session.markPartsUnpublished()
+        return [
+            "this device signs with key \(signing) now, and its files were signed with \(signedWith) (its signing.key was replaced, lost or rotated): every file is written again, signed with the new key; devices that trust the old one reject them until told: syncctl trust \(device) \(signing)"
+        ]
     }
 
     /// The generation after `highest`, within the format's integers: a file under this device's
