@@ -229,21 +229,31 @@ struct TrustTests {
         #expect((attributes[.posixPermissions] as? Int) == 0o600)
     }
 
-    @Test("rotating the key publishes every part again signed with the new one; a peer trusting the old key rejects them until it trusts the new one")
-    func rotation() throws {
-        let sandbox = try Sandbox()
-        defer { sandbox.remove() }
-        let policy = PartPolicy(splitBytes: 4 << 10, joinBytes: 1 << 10)
-        let desk = try sandbox.device("desk", state: sandbox.state("desk"), partPolicy: policy)
+    /// Parts of a few KiB, so that 80 notes make several.
+    static let smallParts = PartPolicy(splitBytes: 4 << 10, joinBytes: 1 << 10)
+
+    /// Desk's 80 notes published in several parts signed with its key, which phone trusts and has
+    /// merged; desk's published files.
+    static func deskInPartsTrustedByPhone(_ sandbox: Sandbox) throws -> (desk: SyncDevice, phone: SyncDevice, published: PublishedSnapshot) {
+        let desk = try sandbox.device("desk", state: sandbox.state("desk"), partPolicy: smallParts)
         let phone = try sandbox.device("phone", state: sandbox.state("phone"))
         for n in 0..<80 {
             _ = try desk.put(id: Wire.id(n), type: "Note", fields: Wire.object(#"{"text": "note \#(n)"}"#), schemaVersion: nil)
         }
-        let oldKey = desk.key.publicKey
-        try phone.trust(oldKey, for: DeviceID("desk")!)
+        try phone.trust(desk.key.publicKey, for: DeviceID("desk")!)
         _ = try phone.merge()
-        #expect(try Self.held(phone).count == 80)
-        let before = try #require(try PublishedSnapshot.read(folder: sandbox.shared, device: "desk"))
+        #expect(try held(phone).count == 80)
+        let published = try #require(try PublishedSnapshot.read(folder: sandbox.shared, device: "desk"))
+        #expect(published.files.count > 1)
+        return (desk, phone, published)
+    }
+
+    @Test("rotating the key publishes every part again signed with the new one; a peer trusting the old key rejects them until it trusts the new one")
+    func rotation() throws {
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        let (desk, phone, before) = try Self.deskInPartsTrustedByPhone(sandbox)
+        let oldKey = desk.key.publicKey
 
         // When desk rotates its key
         let (newKey, report) = try desk.rotateKey()
@@ -275,21 +285,12 @@ struct TrustTests {
         // Given desk's 80 records in parts signed with its key, which phone trusts
         let sandbox = try Sandbox()
         defer { sandbox.remove() }
-        let policy = PartPolicy(splitBytes: 4 << 10, joinBytes: 1 << 10)
-        let desk = try sandbox.device("desk", state: sandbox.state("desk"), partPolicy: policy)
-        let phone = try sandbox.device("phone", state: sandbox.state("phone"))
-        for n in 0..<80 {
-            _ = try desk.put(id: Wire.id(n), type: "Note", fields: Wire.object(#"{"text": "note \#(n)"}"#), schemaVersion: nil)
-        }
+        let (desk, _, before) = try Self.deskInPartsTrustedByPhone(sandbox)
         let oldKey = desk.key.publicKey
-        try phone.trust(oldKey, for: DeviceID("desk")!)
-        _ = try phone.merge()
-        let before = try #require(try PublishedSnapshot.read(folder: sandbox.shared, device: "desk"))
-        #expect(before.files.count > 1)
 
         // When desk's signing.key is lost and desk starts again (it makes a new key) and merges
         try FileManager.default.removeItem(atPath: sandbox.state("desk") + "/signing.key")
-        let restarted = try sandbox.device("desk", state: sandbox.state("desk"), partPolicy: policy)
+        let restarted = try sandbox.device("desk", state: sandbox.state("desk"), partPolicy: Self.smallParts)
         let newKey = restarted.key.publicKey
         let report = try restarted.merge()
 
