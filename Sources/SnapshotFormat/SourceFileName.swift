@@ -35,6 +35,17 @@ public enum SourceFileName {
         part.isWhole ? device.rawValue : device.rawValue + "." + part.rawValue
     }
 
+    /// Whether `name` looks like a sync tool's copy of some file (a copy separator after at least
+    /// one character), whatever the file holds: for reports about files that could not be read.
+    public static func looksLikeCopy(_ name: String) -> Bool {
+        guard isConsidered(name) else { return false }
+        let stem = name.utf8.dropLast(fileExtension.utf8.count)
+        return copySeparators.contains { separator in
+            let separator = Array(separator.utf8)
+            return stem.indices.dropFirst().contains { stem[$0...].starts(with: separator) }
+        }
+    }
+
     /// "<device>.json"
     public static func ownFileName(for device: DeviceID) -> String {
         device.rawValue + fileExtension

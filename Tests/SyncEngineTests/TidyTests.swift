@@ -34,9 +34,11 @@ struct TidyTests {
 
         // Then the copies that add nothing to desk's published file are removed
         #expect(report.removed.sorted() == ["laptop (1).json", "phone (1).json", "phone.sync-conflict-20261122-101010-ABCDEFG.json"])
-        // And the copy with a rejected record is kept with its reason; the truncated one is left alone
-        #expect(report.kept.map(\.name) == ["phone_conflict-20261122-101010.json"])
-        #expect(report.kept.first?.reason.contains("rejected") == true)
+        // And the copy with a rejected record is kept with its reason, and so is the truncated one,
+        // which did not merge
+        #expect(report.kept.map(\.name).sorted() == ["phone (2).json", "phone_conflict-20261122-101010.json"])
+        #expect(report.kept.first { $0.name == "phone_conflict-20261122-101010.json" }?.reason.contains("rejected") == true)
+        #expect(report.kept.first { $0.name == "phone (2).json" }?.reason.hasPrefix("not merged: ") == true)
         let left = Set(try FileManager.default.contentsOfDirectory(atPath: sandbox.shared))
         #expect(left == ["desk.json", "phone.json", "phone (2).json", "phone_conflict-20261122-101010.json", "phone.sync-conflict-1.json", "laptop.json"])
         // And everything the removed copies held is in the published file

@@ -46,6 +46,13 @@ extension SyncDevice {
                     report.kept.append(TidyReport.Kept(name: source.name, reason: reason))
                 }
             }
+            // Copies the merge could not read or did not take (a newer format, a key not
+            // trusted…) are kept too: said, with why.
+            for source in merge.sources
+            where source.role == nil && source.problemKind != nil && SourceFileName.looksLikeCopy(source.name) {
+                report.kept.append(
+                    TidyReport.Kept(name: source.name, reason: "not merged: \(source.reason ?? "\(source.status)")"))
+            }
             return report
         }
     }
