@@ -239,8 +239,8 @@ extension PartPrefix {
     /// for the last prefix of its length; "" for the whole snapshot).
     var idRange: (lower: String, upper: String?) {
         guard !isWhole else { return ("", nil) }
-        let limit = UInt16(1) << (4 * digits)
-        guard value + 1 < limit else { return (rawValue, nil) }
+        // In Int: 16 ^ 4 does not fit the value's UInt16, nor does FFFF + 1.
+        guard Int(value) + 1 < 1 << (4 * digits) else { return (rawValue, nil) }
         return (rawValue, PartPrefix(value: value + 1, digits: digits).rawValue)
     }
 }

@@ -320,3 +320,37 @@ struct PartsTests {
         #expect(policy.joinedParent(of: .whole, leaves: [.whole]) { _ in 0 } == nil)
     }
 }
+
+/// A record larger than the split size lands in a part of 4 digits, which cannot split further.
+@Suite("Parts of 4 digits")
+struct DeepestPartsTests {
+    @Test("a record larger than the split size is published alone in its part of 4 digits, FFFF included, and nowhere else")
+    func recordLargerThanASplit() throws {
+        // Given desk with small parts, records around 1234 and at FFFF, two of them 20 KiB
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        let desk = try sandbox.device("desk", partPolicy: PartsTests.policy)
+        let big = Wire.object(#"{"text": "\#(String(repeating: "b", count: 20 << 10))"}"#)
+        let small = Wire.object(#"{"text": "small"}"#)
+        let ids = ["1230", "1233", "1234", "1235", "123F", "FFFE", "FFFF"].map {
+            RecordID("\($0)ABCD-0000-4000-8000-000000000001")!
+        }
+        for id in ids {
+            let isBig = id.rawValue.hasPrefix("1234") || id.rawValue.hasPrefix("FFFF")
+            _ = try desk.put(id: id, type: "Note", fields: isBig ? big : small, schemaVersion: nil)
+        }
+
+        // Then every published part holds only ids of its prefix, the big ones alone in theirs
+        let published = try #require(try PublishedSnapshot.read(folder: sandbox.shared, device: "desk"))
+        #expect(published.problems.isEmpty, "\(published.problems)")
+        #expect(published.recordCount == ids.count)
+        let byFile = Dictionary(uniqueKeysWithValues: zip(published.files, published.readings))
+        #expect(byFile["desk.1234.json"]?.versions.map(\.id) == [ids[2]])
+        #expect(byFile["desk.FFFF.json"]?.versions.map(\.id) == [ids[6]])
+        // And a fresh device merges every record, rejecting nothing
+        let fresh = try sandbox.device("fresh", state: sandbox.state("fresh"))
+        let report = try fresh.merge()
+        #expect(!report.hasRejections, "\(report.sources.filter { $0.status != .merged })")
+        #expect(Set(try fresh.records().map(\.id)) == Set(ids))
+    }
+}

@@ -1,5 +1,5 @@
 import SnapshotFormat
-import SyncStore
+@testable import SyncStore
 import Testing
 
 @Suite("Store: records")
@@ -152,5 +152,17 @@ struct StoreRecordTests {
         }
         #expect(try store.reading { try $0.records() }.isEmpty)
         #expect(try store.reading { try $0.sources() }.isEmpty)
+    }
+}
+
+@Suite("Prefixes as ranges of stored ids")
+struct PrefixRangeTests {
+    @Test("a prefix's ids run from it to the next prefix of its length; the last of each length has no upper bound", arguments: [
+        ("1234", "1235"), ("FFFE", "FFFF"), ("FFFF", nil), ("E", "F"), ("F", nil), ("0F", "10"), ("FF", nil), ("ABC", "ABD"),
+    ] as [(String, String?)])
+    func idRange(prefix: String, upper: String?) throws {
+        let range = try #require(PartPrefix(prefix)).idRange
+        #expect(range.lower == prefix)
+        #expect(range.upper == upper)
     }
 }
