@@ -92,4 +92,17 @@ extension DaemonTests {
         try third.waitUntilReady()
         #expect(third.stop() == 0, "\(third.log)")
     }
+
+    @Test("a state directory that cannot be made (a file in its way) stops syncd with exit 73, naming the path")
+    func unusableStateDirectory() throws {
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        let blocker = sandbox.path("blocker")
+        #expect(FileManager.default.createFile(atPath: blocker, contents: Data("not a directory".utf8)))
+        let daemon = try Daemon("desk", in: sandbox, state: blocker + "/state")
+        defer { daemon.stop() }
+        let status = daemon.launched.exitStatus(within: 30)
+        #expect(status == 73, "\(daemon.log)")
+        #expect(daemon.log.contains(blocker + "/state"), "\(daemon.log)")
+    }
 }

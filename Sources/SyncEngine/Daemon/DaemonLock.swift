@@ -5,12 +5,24 @@
 public final class DaemonLock {
     private let descriptor: Int32
 
-    /// Takes the lock, or throws ``EngineError/daemonRunning(pid:stateDirectory:)``.
+    /// Takes the lock, or throws ``EngineError/daemonRunning(pid:stateDirectory:)``, or
+    /// ``EngineError/stateDirectoryUnusable(path:reason:)`` when the file cannot be made or written
+    /// (a read-only state directory).
     public init(stateDirectory: String) throws {
-        try SystemCalls.createDirectories(stateDirectory)
         let path = stateDirectory + "/syncd.pid"
-        descriptor = try SystemCalls.openOrCreate(path)
-        guard try SystemCalls.tryLockExclusively(descriptor, path: path) else {
+        do {
+            try SystemCalls.createDirectories(stateDirectory)
+            descriptor = try SystemCalls.openOrCreate(path)
+        } catch {
+            throw EngineError.stateDirectoryUnusable(path: path, reason: error.description)
+        }
+        let locked: Bool
+        do {
+            locked = try SystemCalls.tryLockExclusively(descriptor, path: path)
+        } catch {
+            throw EngineError.stateDirectoryUnusable(path: path, reason: error.description)
+        }
+        guard locked else {
             let holder =
                 (try? SystemCalls.readAll(descriptor, expectedSize: 16, path: path))
                 .map { String(decoding: $0, as: UTF8.self).trimmingSpaces } ?? ""
@@ -18,7 +30,11 @@ public final class DaemonLock {
             // deinit, which closes the descriptor (closing it twice could close another file's).
             throw EngineError.daemonRunning(pid: holder, stateDirectory: stateDirectory)
         }
-        try SystemCalls.overwrite(descriptor, with: "\(SystemCalls.processID)\n", path: path)
+        do {
+            try SystemCalls.overwrite(descriptor, with: "\(SystemCalls.processID)\n", path: path)
+        } catch {
+            throw EngineError.stateDirectoryUnusable(path: path, reason: error.description)
+        }
     }
 
     deinit {
