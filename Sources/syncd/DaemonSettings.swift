@@ -31,6 +31,15 @@ struct DaemonSettings: Sendable {
         let settle = settleMilliseconds ?? reader.int(forKey: "settleMilliseconds")
         let rescan = rescanSeconds ?? reader.int(forKey: "rescanIntervalSeconds")
         let poll = pollSeconds ?? reader.int(forKey: "pollIntervalSeconds")
+        // As the options are checked (SyncdCommand.validate): a rescan or poll every 0 s, or a
+        // negative settle, would run passes back to back and spin a core.
+        for (key, value, least) in [
+            ("settleMilliseconds", settle, 0), ("rescanIntervalSeconds", rescan, 1), ("pollIntervalSeconds", poll, 1),
+        ] {
+            if let value, value < least {
+                throw SettingsError.invalidSetting(key: key, value: "\(value)", rule: "at least \(least)")
+            }
+        }
         let level = logLevel ?? reader.string(forKey: "logLevel").flatMap(Logger.Level.init(rawValue:))
         return (
             DaemonTimings(

@@ -39,4 +39,31 @@ extension DaemonTests {
         #expect(rescanned, "\(passes() - before) passes in 30 s after the rescan interval became 1 s:\n\(daemon.log)")
         #expect(daemon.stop() == 0, "\(daemon.log)")
     }
+
+    @Test("an interval of 0 from the configuration stops syncd at start with exit 78, naming the setting, and is refused on SIGHUP, the running settings kept")
+    func zeroIntervalRefused() throws {
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        let config = sandbox.path("config.json")
+        try Data(#"{"rescanIntervalSeconds": 0}"#.utf8).write(to: URL(fileURLWithPath: config))
+        let refused = try Daemon("desk", in: sandbox, extra: ["--config", config])
+        defer { refused.stop() }
+        #expect(refused.launched.exitStatus(within: 30) == 78, "\(refused.log)")
+        #expect(refused.log.contains("rescanIntervalSeconds is 0"), "\(refused.log)")
+
+        // Given syncd running with an hour, when the file says 0 and syncd gets SIGHUP
+        try Data(#"{"rescanIntervalSeconds": 3600}"#.utf8).write(to: URL(fileURLWithPath: config))
+        let daemon = try Daemon("desk", in: sandbox, extra: ["--config", config])
+        defer { daemon.stop() }
+        try daemon.waitUntilReady()
+        try Data(#"{"pollIntervalSeconds": 0, "alwaysPoll": true}"#.utf8).write(to: URL(fileURLWithPath: config))
+        daemon.launched.signal(SIGHUP)
+
+        // Then it says why, keeps running with what it had, and does not spin
+        #expect(eventually(within: 10) { daemon.log.contains("pollIntervalSeconds is 0") }, "\(daemon.log)")
+        usleep(1_000_000)
+        let passes = daemon.log.components(separatedBy: "merge pass done").count - 1
+        #expect(passes < 5, "\(passes) passes:\n\(daemon.log)")
+        #expect(daemon.stop() == 0, "\(daemon.log)")
+    }
 }

@@ -173,6 +173,8 @@ public enum SettingsError: Error, Hashable, Sendable, CustomStringConvertible {
     case unreadableConfiguration(path: String, reason: String)
     case unreadableSchema(path: String, reason: String)
     case invalidPartSizes(splitKilobytes: Int, joinKilobytes: Int)
+    /// A setting whose value is out of its range (`rule` says the range).
+    case invalidSetting(key: String, value: String, rule: String)
 
     public var description: String {
         switch self {
@@ -186,6 +188,8 @@ public enum SettingsError: Error, Hashable, Sendable, CustomStringConvertible {
             "cannot read the configuration file \(path): \(reason)"
         case .unreadableSchema(let path, let reason):
             "cannot use the schema file \(path): \(reason); fix it (docs/schemas.md) or leave it out of --schema and \"schemas\""
+        case .invalidSetting(let key, let value, let rule):
+            "the setting \(key) is \(value): it must be \(rule) (docs/daemon.md lists the settings)"
         case .invalidPartSizes(let split, let join):
             "partSplitKilobytes \(split) and partJoinKilobytes \(join) do not work together: parts split above at least 16 KiB, and join below at most half of that (defaults: 2048 and 256)"
         }
