@@ -42,4 +42,27 @@ extension DaemonTests {
         #expect(published, "\(daemon.log)")
         #expect(daemon.stop() == 0, "\(daemon.log)")
     }
+
+    @Test("a pass that failed to publish is tried again without another change in the folder, and publishes once the cause is gone")
+    func failedPassRetried() throws {
+        // Given syncd running, and a directory where its next temporary file goes (a dot name, which
+        // no watcher reports)
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        let daemon = try Daemon("desk", in: sandbox)
+        defer { daemon.stop() }
+        try daemon.waitUntilReady()
+        let obstacle = sandbox.shared + "/.desk.json.\(daemon.pid).whole.tmp"
+        try FileManager.default.createDirectory(atPath: obstacle, withIntermediateDirectories: false)
+
+        // When a peer's file arrives: its pass merges it, and fails to publish
+        try sandbox.publish("phone.json", Snapshots.file("phone", records: [(Snapshots.id(1), Snapshots.fields("from phone"))]))
+        #expect(eventually(within: 30) { daemon.log.contains("merge pass failed") }, "\(daemon.log)")
+
+        // Then, once the obstacle is gone and nothing else happens, syncd publishes the record
+        try FileManager.default.removeItem(atPath: obstacle)
+        let published = eventually(within: 60, every: 0.2) { Snapshots.published(sandbox.read("desk.json"))?.records.count == 1 }
+        #expect(published, "\(daemon.log)")
+        #expect(daemon.stop() == 0, "\(daemon.log)")
+    }
 }

@@ -116,14 +116,23 @@ public final class SyncService: Service, Sendable {
             send("STATUS=" + statusLine())
             // (A pass with nothing to do changes nothing: the store's own event after a failure.)
             if let failed { failures = failed ? failures + 1 : 0 }
-            if failed == true && failures > 1 {
-                // A pass that keeps failing (a full disk, a store or a folder it cannot write)
-                // would otherwise run again at every event, its own attempts' included: after the
-                // second failure in a row, passes wait 1, 2, 4, 8, 16, then 30 s. The requests
-                // wait meanwhile; none is lost. A missing folder has a wait of its own.
-                let delay = Duration.seconds(failures > 6 ? 30 : 1 << (failures - 2))
-                logger.notice("waiting before the next pass", metadata: ["pass.failures": "\(failures)", "pass.retryIn": "\(delay)"])
-                try? await cancelWhenGracefulShutdown { try await Task.sleep(for: delay) }
+            if failed == true {
+                if failures > 1 {
+                    // A pass that keeps failing (a full disk, a store or a folder it cannot write)
+                    // would otherwise run again at every event, its own attempts' included: after
+                    // the second failure in a row, passes wait 1, 2, 4, 8, 16, then 30 s. The
+                    // requests wait meanwhile; none is lost. A missing folder has a wait of its own.
+                    let delay = Duration.seconds(failures > 6 ? 30 : 1 << (failures - 2))
+                    logger.notice("waiting before the next pass", metadata: ["pass.failures": "\(failures)", "pass.retryIn": "\(delay)"])
+                    try? await cancelWhenGracefulShutdown { try await Task.sleep(for: delay) }
+                }
+                // The failed pass is tried again, event or not: once the disk has room, what it
+                // merged is published without waiting for the next change or the hourly rescan.
+                scheduler.request { pending in
+                    pending.rereadAll = pending.rereadAll || request.rereadAll
+                    pending.storeMayHaveChanged = pending.storeMayHaveChanged || request.storeMayHaveChanged
+                    pending.folderChanged = true
+                }
             }
         }
     }
