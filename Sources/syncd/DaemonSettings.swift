@@ -19,7 +19,7 @@ struct DaemonSettings: Sendable {
     func metricsPath(stateDirectory: String) async throws -> String? {
         let reader = try await SyncSettings.configurationReader(
             config: config, environment: ProcessInfo.processInfo.environment)
-        let path = metricsFile ?? reader.string(forKey: "metricsFile") ?? stateDirectory + "/metrics.prom"
+        let path = try metricsFile ?? reader.checkedString("metricsFile") ?? stateDirectory + "/metrics.prom"
         return path == "off" || path.isEmpty ? nil : path
     }
 
@@ -28,9 +28,9 @@ struct DaemonSettings: Sendable {
         let reader = try await SyncSettings.configurationReader(
             config: config, environment: ProcessInfo.processInfo.environment)
         let defaults = DaemonTimings()
-        let settle = settleMilliseconds ?? reader.int(forKey: "settleMilliseconds")
-        let rescan = rescanSeconds ?? reader.int(forKey: "rescanIntervalSeconds")
-        let poll = pollSeconds ?? reader.int(forKey: "pollIntervalSeconds")
+        let settle = try settleMilliseconds ?? reader.checkedInt("settleMilliseconds")
+        let rescan = try rescanSeconds ?? reader.checkedInt("rescanIntervalSeconds")
+        let poll = try pollSeconds ?? reader.checkedInt("pollIntervalSeconds")
         // As the options are checked (SyncdCommand.validate): a rescan or poll every 0 s, or a
         // negative settle, would run passes back to back and spin a core.
         for (key, value, least) in [
@@ -40,13 +40,22 @@ struct DaemonSettings: Sendable {
                 throw SettingsError.invalidSetting(key: key, value: "\(value)", rule: "at least \(least)")
             }
         }
-        let level = logLevel ?? reader.string(forKey: "logLevel").flatMap(Logger.Level.init(rawValue:))
+        var level = logLevel
+        if level == nil, let text = try reader.checkedString("logLevel") {
+            guard let named = Logger.Level(rawValue: text) else {
+                throw SettingsError.invalidSetting(
+                    key: "logLevel", value: "\"\(text)\"",
+                    rule: "one of " + Logger.Level.allCases.map(\.rawValue).joined(separator: ", "))
+            }
+            level = named
+        }
+        let polls = try alwaysPoll || (reader.checkedBool("alwaysPoll") ?? false)
         return (
             DaemonTimings(
                 settle: settle.map { .milliseconds($0) } ?? defaults.settle,
                 rescanInterval: rescan.map { .seconds($0) } ?? defaults.rescanInterval,
                 pollInterval: poll.map { .seconds($0) } ?? defaults.pollInterval,
-                alwaysPoll: alwaysPoll || reader.bool(forKey: "alwaysPoll", default: false)),
+                alwaysPoll: polls),
             level
         )
     }

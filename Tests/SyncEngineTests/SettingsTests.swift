@@ -51,6 +51,35 @@ struct SettingsTests {
         #expect(mixed == SyncSettings(sharedFolder: "/config/shared", stateDirectory: "/env/state", device: DeviceID("fromcli"), maxFileSize: 111))
     }
 
+    @Test("A setting of the wrong kind, in the file or in a SYNCD_* variable, is refused naming it, not ignored", arguments: [
+        (#"{"shared": "/s", "maxFileSize": "big"}"#, [:], "maxFileSize"),
+        (#"{"shared": 42}"#, [:], "shared"),
+        (#"{"shared": "/s", "schemas": "one.json"}"#, [:], "schemas"),
+        (#"{"shared": "/s", "massDeletionShare": "half"}"#, [:], "massDeletionShare"),
+        (#"{"shared": "/s"}"#, ["SYNCD_PART_SPLIT_KILOBYTES": "abc"], "partSplitKilobytes"),
+    ] as [(String, [String: String], String)])
+    func wrongKind(json: String, variables: [String: String], key: String) async throws {
+        let folder = try ConfigFolder()
+        defer { folder.remove() }
+        let config = try folder.config(json)
+        let environment = variables.merging(["HOME": folder.home]) { $1 }
+        await #expect {
+            _ = try await SyncSettings.resolve(commandLine: Values(config: config), environment: environment)
+        } throws: { error in
+            guard case SettingsError.invalidSetting(let named, _, _) = error else { return false }
+            return named == key
+        }
+    }
+
+    @Test("A number setting may be written as an integer")
+    func integerForANumber() async throws {
+        let folder = try ConfigFolder()
+        defer { folder.remove() }
+        let config = try folder.config(#"{"shared": "/s", "massDeletionShare": 1}"#)
+        let settings = try await SyncSettings.resolve(commandLine: Values(config: config), environment: ["HOME": folder.home])
+        #expect(settings.safety.massDeletionShare == 1)
+    }
+
     @Test("SYNCD_CONFIG names the config file when --config is not given; --config wins over it")
     func configFromEnvironment() async throws {
         let folder = try ConfigFolder()

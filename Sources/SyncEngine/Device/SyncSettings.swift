@@ -82,33 +82,33 @@ public struct SyncSettings: Sendable, Hashable {
         if let size = commandLine.maxFileSize { given["maxFileSize"] = ConfigValue(.int(Int(size)), isSecret: false) }
         let reader = try await configurationReader(
             config: commandLine.config, environment: environment, commandLine: given)
-        guard let shared = reader.string(forKey: "shared"), !shared.isEmpty else { throw SettingsError.noSharedFolder }
-        let state = reader.string(forKey: "state") ?? defaultStateDirectory(environment: environment)
+        guard let shared = try reader.checkedString("shared"), !shared.isEmpty else { throw SettingsError.noSharedFolder }
+        let state = try reader.checkedString("state") ?? defaultStateDirectory(environment: environment)
         guard let state, !state.isEmpty else { throw SettingsError.noStateDirectory }
         var device: SnapshotFormat.DeviceID?
-        if let text = reader.string(forKey: "device") {
+        if let text = try reader.checkedString("device") {
             guard let id = SnapshotFormat.DeviceID(text) else {
                 throw SettingsError.invalidDevice(
                     text, problem: SnapshotFormat.DeviceID.validationProblem(text) ?? "is not valid")
             }
             device = id
         }
-        let maxFileSize = Int64(reader.int(forKey: "maxFileSize") ?? Int(defaultMaxFileSize))
+        let maxFileSize = Int64(try reader.checkedInt("maxFileSize") ?? Int(defaultMaxFileSize))
         var settings = SyncSettings(
             sharedFolder: shared, stateDirectory: state, device: device, maxFileSize: maxFileSize)
         let defaults = SafetySettings()
         settings.safety.clockSkewMargin =
-            reader.int(forKey: "clockSkewMarginSeconds").map { Int64($0) * 1000 } ?? defaults.clockSkewMargin
-        settings.safety.massDeletionShare = reader.double(forKey: "massDeletionShare") ?? defaults.massDeletionShare
-        settings.safety.massDeletionMinimum = reader.int(forKey: "massDeletionMinimum") ?? defaults.massDeletionMinimum
-        let split = reader.int(forKey: "partSplitKilobytes").map { $0 << 10 } ?? PartPolicy.standard.splitBytes
-        let join = reader.int(forKey: "partJoinKilobytes").map { $0 << 10 } ?? min(PartPolicy.standard.joinBytes, split / 2)
+            try reader.checkedInt("clockSkewMarginSeconds").map { Int64($0) * 1000 } ?? defaults.clockSkewMargin
+        settings.safety.massDeletionShare = try reader.checkedDouble("massDeletionShare") ?? defaults.massDeletionShare
+        settings.safety.massDeletionMinimum = try reader.checkedInt("massDeletionMinimum") ?? defaults.massDeletionMinimum
+        let split = try reader.checkedInt("partSplitKilobytes").map { $0 << 10 } ?? PartPolicy.standard.splitBytes
+        let join = try reader.checkedInt("partJoinKilobytes").map { $0 << 10 } ?? min(PartPolicy.standard.joinBytes, split / 2)
         guard split >= 16 << 10, join >= 0, join * 2 <= split else {
             throw SettingsError.invalidPartSizes(splitKilobytes: split >> 10, joinKilobytes: join >> 10)
         }
         settings.partPolicy = PartPolicy(splitBytes: split, joinBytes: join)
         settings.schemaFiles =
-            commandLine.schemaFiles.isEmpty ? (reader.stringArray(forKey: "schemas") ?? []) : commandLine.schemaFiles
+            commandLine.schemaFiles.isEmpty ? (try reader.checkedStringArray("schemas") ?? []) : commandLine.schemaFiles
         return settings
     }
 
@@ -162,6 +162,62 @@ public struct SyncSettings: Sendable, Hashable {
         }
         files.append(ConfigFile(path: "/etc/syncd/config.json", isExplicit: false))
         return files
+    }
+}
+
+extension ConfigReader {
+    /// The text at `key`, nil when no source gives any value; throws
+    /// ``SettingsError/invalidSetting(key:value:rule:)`` when a source gives another kind of value
+    /// (a wrong type in a configuration file, or in a `SYNCD_*` variable, is said, not ignored).
+    public func checkedString(_ key: String) throws -> String? {
+        if let value = string(forKey: ConfigKey(key)) { return value }
+        try refuseOtherValue(at: key, expected: "text")
+        return nil
+    }
+
+    /// The integer at `key` (see ``checkedString(_:)``).
+    public func checkedInt(_ key: String) throws -> Int? {
+        if let value = int(forKey: ConfigKey(key)) { return value }
+        try refuseOtherValue(at: key, expected: "an integer")
+        return nil
+    }
+
+    /// The number at `key`, an integer included (see ``checkedString(_:)``).
+    public func checkedDouble(_ key: String) throws -> Double? {
+        if let value = double(forKey: ConfigKey(key)) ?? int(forKey: ConfigKey(key)).map(Double.init) { return value }
+        try refuseOtherValue(at: key, expected: "a number")
+        return nil
+    }
+
+    /// The flag at `key` (see ``checkedString(_:)``).
+    public func checkedBool(_ key: String) throws -> Bool? {
+        if let value = bool(forKey: ConfigKey(key)) { return value }
+        try refuseOtherValue(at: key, expected: "true or false")
+        return nil
+    }
+
+    /// The list of texts at `key` (see ``checkedString(_:)``).
+    public func checkedStringArray(_ key: String) throws -> [String]? {
+        if let value = stringArray(forKey: ConfigKey(key)) { return value }
+        try refuseOtherValue(at: key, expected: "a list of texts")
+        return nil
+    }
+
+    private func refuseOtherValue(at key: String, expected: String) throws {
+        let configKey = ConfigKey(key)
+        var found: String?
+        if let text = string(forKey: configKey) {
+            found = "\"\(text)\""
+        } else if let integer = int(forKey: configKey) {
+            found = "\(integer)"
+        } else if let number = double(forKey: configKey) {
+            found = "\(number)"
+        } else if let flag = bool(forKey: configKey) {
+            found = "\(flag)"
+        } else if let list = stringArray(forKey: configKey) {
+            found = "\(list)"
+        }
+        if let found { throw SettingsError.invalidSetting(key: key, value: found, rule: expected) }
     }
 }
 
