@@ -111,9 +111,11 @@ struct SafetyValveTests {
         #expect(try desk.status().counts.live == 100)
         #expect(try desk.merge().sources.filter { $0.status == .heldBack }.count == held.count)
 
-        // And accepting the device lets all of them through
+        // And a name that matches nothing is said; accepting the device lets all of them through
+        #expect(try desk.merge(acceptDeletions: ["phnoe"]).warnings.contains { $0.contains("--accept-deletions 'phnoe': no file or device") })
         let accepted = try desk.merge(acceptDeletions: ["phone"])
         #expect(accepted.deleted == 80)
+        #expect(!accepted.warnings.contains { $0.contains("--accept-deletions") })
         #expect(try desk.status().counts.live == 20)
     }
 

@@ -16,10 +16,17 @@ extension SyncDevice {
     ///   - acceptDeletions: names of files the mass-deletion valve lets through this time.
     public func merge(rereadAll: Bool = false, acceptDeletions: Set<String> = []) throws -> MergeReport {
         try locked {
-            try pass(
+            var report = try pass(
                 rereadAll: rereadAll, acceptDeletions: acceptDeletions,
                 edit: Optional<(StoreSession, Timestamp) throws -> Void>.none
             ).report
+            // A name given to let through that names nothing here (a typo) is said, not ignored.
+            let known = Set(report.sources.map(\.name)).union(report.sources.compactMap(\.device))
+            for name in acceptDeletions.subtracting(known).sorted() {
+                report.warnings.append(
+                    "--accept-deletions '\(name)': no file or device of that name in the shared folder, so nothing was let through for it")
+            }
+            return report
         }
     }
 
