@@ -169,37 +169,27 @@ extension ConfigReader {
     /// The text at `key`, nil when no source gives any value; throws
     /// ``SettingsError/invalidSetting(key:value:rule:)`` when a source gives another kind of value
     /// (a wrong type in a configuration file, or in a `SYNCD_*` variable, is said, not ignored).
-    public func checkedString(_ key: String) throws -> String? {
-        if let value = string(forKey: ConfigKey(key)) { return value }
-        try refuseOtherValue(at: key, expected: "text")
-        return nil
-    }
+    public func checkedString(_ key: String) throws -> String? { try checked(key, "text") { string(forKey: $0) } }
 
     /// The integer at `key` (see ``checkedString(_:)``).
-    public func checkedInt(_ key: String) throws -> Int? {
-        if let value = int(forKey: ConfigKey(key)) { return value }
-        try refuseOtherValue(at: key, expected: "an integer")
-        return nil
-    }
+    public func checkedInt(_ key: String) throws -> Int? { try checked(key, "an integer") { int(forKey: $0) } }
 
     /// The number at `key`, an integer included (see ``checkedString(_:)``).
     public func checkedDouble(_ key: String) throws -> Double? {
-        if let value = double(forKey: ConfigKey(key)) ?? int(forKey: ConfigKey(key)).map(Double.init) { return value }
-        try refuseOtherValue(at: key, expected: "a number")
-        return nil
+        try checked(key, "a number") { double(forKey: $0) ?? int(forKey: $0).map(Double.init) }
     }
 
     /// The flag at `key` (see ``checkedString(_:)``).
-    public func checkedBool(_ key: String) throws -> Bool? {
-        if let value = bool(forKey: ConfigKey(key)) { return value }
-        try refuseOtherValue(at: key, expected: "true or false")
-        return nil
-    }
+    public func checkedBool(_ key: String) throws -> Bool? { try checked(key, "true or false") { bool(forKey: $0) } }
 
     /// The list of texts at `key` (see ``checkedString(_:)``).
     public func checkedStringArray(_ key: String) throws -> [String]? {
-        if let value = stringArray(forKey: ConfigKey(key)) { return value }
-        try refuseOtherValue(at: key, expected: "a list of texts")
+        try checked(key, "a list of texts") { stringArray(forKey: $0) }
+    }
+
+    private func checked<Value>(_ key: String, _ expected: String, _ read: (ConfigKey) -> Value?) throws -> Value? {
+        if let value = read(ConfigKey(key)) { return value }
+        try refuseOtherValue(at: key, expected: expected)
         return nil
     }
 
