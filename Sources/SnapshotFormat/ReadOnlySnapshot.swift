@@ -21,6 +21,10 @@ extension ReadOnly {
             conflicts.filter { !$0.hasSameContent(as: version) }
         }
 
+        /// Whether ``unresolvedConflicts`` has any (found without gathering them): the record is
+        /// in conflict and needs a person.
+        public var needsAPerson: Bool { conflicts.contains { !$0.hasSameContent(as: version) } }
+
         /// The record as one JSON object: the normal form of its version plus `conflicts` when any.
         public var normalForm: JSONObject {
             var object = version.normalForm

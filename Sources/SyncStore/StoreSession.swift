@@ -478,9 +478,3 @@ public struct RecordCounts: Hashable, Sendable, Codable {
     /// Records whose only conflicts are benign (same content).
     public var benignOnly: Int
 }
-
-extension ReadOnly.Record {
-    /// Whether a conflict differs from the current version's content, so that the record needs a
-    /// person (``StoreSession/recordsInConflict()`` counts these).
-    var needsAPerson: Bool { conflicts.contains { !$0.hasSameContent(as: version) } }
-}

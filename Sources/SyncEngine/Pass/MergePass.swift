@@ -333,8 +333,8 @@ extension SyncDevice {
     }
 
     private func tally(from held: ReadOnly.Record?, to merged: ReadOnly.Record, into report: inout MergeReport) {
-        let wasInConflict = !(held?.unresolvedConflicts.isEmpty ?? true)
-        if !merged.unresolvedConflicts.isEmpty && !wasInConflict { report.newConflicts += 1 }
+        let wasInConflict = held?.needsAPerson ?? false
+        if merged.needsAPerson && !wasInConflict { report.newConflicts += 1 }
         guard let held else {
             if merged.version.deleted { report.deleted += 1 } else { report.added += 1 }
             return
