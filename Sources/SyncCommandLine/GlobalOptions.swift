@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Logging
+import SnapshotFormat
 import SyncEngine
 
 /// The options every `syncctl` subcommand and `syncd` share: where the folder and store are, and
@@ -16,9 +17,25 @@ public struct GlobalOptions: ParsableArguments {
 
     public init() {}
 
+    /// A device ID given on the command line is checked as it is parsed (exit 64 with the usage);
+    /// one from the configuration or the environment is a setting (exit 78).
+    public func validate() throws {
+        if let device, let problem = DeviceID.validationProblem(device) {
+            throw ValidationError(
+                "--device \"\(device)\" \(problem); a device ID is 1 to 64 of a-z 0-9 . _ -, starting with a letter or digit")
+        }
+    }
+
     /// Opens this device as the settings say (for `syncctl`).
     public func openDevice() async throws -> SyncDevice {
         try await location.openDevice(device: device)
+    }
+
+    /// Opens this device for a command that only reads the store (`status`, `list`, `get`,
+    /// `export`, `conflicts`, `key`, `trust --list`): a missing shared folder is noted on standard
+    /// error instead of refused, since `status` is what one runs to find out why.
+    public func openDeviceForReading() async throws -> SyncDevice {
+        try await location.openDevice(device: device, needsFolder: false)
     }
 
     /// The settings as the options, environment and configuration files give them.
@@ -69,6 +86,12 @@ public struct LocationOptions: ParsableArguments {
 
     public init() {}
 
+    public func validate() throws {
+        if let maxFileSize, maxFileSize < 1 {
+            throw ValidationError("--max-file-size must be 1 or more (bytes); 0 would refuse every file")
+        }
+    }
+
     /// The settings as the options, environment and configuration files give them.
     public func settings(device: String?) async throws -> SyncSettings {
         try await SyncSettings.resolve(
@@ -79,14 +102,18 @@ public struct LocationOptions: ParsableArguments {
     }
 
     /// Opens this device as the settings say, logging at `--log-level` (default: errors only).
-    public func openDevice(device: String?) async throws -> SyncDevice {
+    ///
+    /// - Parameter needsFolder: false for a command that only reads the store (see
+    ///   ``GlobalOptions/openDeviceForReading()``).
+    public func openDevice(device: String?, needsFolder: Bool = true) async throws -> SyncDevice {
         let settings = try await settings(device: device)
         let control = bootstrapLogging(defaultLevel: .error)
         _ = control
         // Said whatever the log level: a command that waits without a word looks hung.
         let device = try SyncDevice(
-            settings: settings, logger: Logger(label: "syncctl"),
+            settings: settings, logger: Logger(label: "syncctl"), needsFolder: needsFolder,
             waitingForStore: { message in FileHandle.standardError.write(Data("syncctl: \(message)\n".utf8)) })
+        if let problem = device.folderProblem { printError("note: \(problem)") }
         ProgressLine.start(for: device)
         return device
     }

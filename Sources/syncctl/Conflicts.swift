@@ -20,7 +20,7 @@ extension SyncctlCommand {
 
         func run() async throws {
             try await reportingFailures {
-                let device = try await global.openDevice()
+                let device = try await global.openDeviceForReading()
                 // One record at a time, as it is read (see syncctl list).
                 if output.json {
                     return try printRecordArray { try device.forEachRecord(includeDeleted: true, onlyUnresolved: true, $0) }

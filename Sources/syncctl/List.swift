@@ -19,7 +19,7 @@ extension SyncctlCommand {
 
         func run() async throws {
             try await reportingFailures {
-                let device = try await global.openDevice()
+                let device = try await global.openDeviceForReading()
                 // One record at a time, straight to the output: a million records are not held at once.
                 if output.json {
                     return try printRecordArray { try device.forEachRecord(type: type, includeDeleted: deleted, $0) }
@@ -53,12 +53,11 @@ extension SyncctlCommand {
 
         @OptionGroup var global: GlobalOptions
         @OptionGroup var output: OutputOptions
-        @Argument(help: "The record's id (a UUID, any case).") var id: String
+        @Argument(help: "The record's id (a UUID, any case).") var id: RecordID
 
         func run() async throws {
             try await reportingFailures {
-                let id = try recordID(id)
-                guard let record = try await global.openDevice().record(id) else {
+                guard let record = try await global.openDeviceForReading().record(id) else {
                     throw EngineError.noSuchRecord(id.rawValue)
                 }
                 printCanonical(.object(record.normalForm))
@@ -81,7 +80,7 @@ extension SyncctlCommand {
 
         func run() async throws {
             try await reportingFailures {
-                let device = try await global.openDevice()
+                let device = try await global.openDeviceForReading()
                 // Written as it is read, one record at a time (a million records are not held at
                 // once), in RFC 8785 as the document built whole would print: "device" before
                 // "records", each record's members in key order, its fields the interchange bytes

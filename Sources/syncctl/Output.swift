@@ -1,3 +1,4 @@
+import ArgumentParser
 import Foundation
 import SnapshotFormat
 import SyncCommandLine
@@ -99,11 +100,12 @@ func padded(_ text: String, _ width: Int) -> String {
     text.count >= width ? text : text + String(repeating: " ", count: width - text.count)
 }
 
-/// Parses a record ID argument or explains what one looks like.
-func recordID(_ text: String) throws -> RecordID {
-    guard let id = RecordID(text) else {
-        throw UsageProblem(
-            message: "\"\(text)\" is not a record ID: a UUID such as 3F2504E0-4F89-41D3-9A0C-0305E82C3301")
-    }
-    return id
+// Record and device IDs on the command line are checked as it is parsed: a wrong one is a usage
+// error (exit 64), shown with the argument's help and the usage line, before anything is opened.
+extension RecordID: ExpressibleByArgument {
+    public init?(argument: String) { self.init(argument) }
+}
+
+extension DeviceID: ExpressibleByArgument {
+    public init?(argument: String) { self.init(argument) }
 }

@@ -25,7 +25,7 @@ extension SyncctlCommand {
         @OptionGroup var global: GlobalOptions
         @OptionGroup var output: OutputOptions
         @Option(help: "The record's type (model name), 1-128 characters.") var type: String
-        @Option(help: "The record to edit; a new record with a random id when left out.") var id: String?
+        @Option(help: "The record to edit (a UUID); a new record with a random id when left out.") var id: RecordID?
         @Option(
             name: .customLong("schema-version"),
             help: "The schema version of these fields (default: the record's current one, or 1).")
@@ -42,7 +42,6 @@ extension SyncctlCommand {
 
         func run() async throws {
             try await reportingFailures {
-                let id = try id.map(recordID)
                 let fields = try readJSONObject(from: file, what: "the fields")
                 let report = try await global.openDevice().put(
                     id: id, type: type, fields: fields, schemaVersion: schemaVersion)
@@ -65,11 +64,11 @@ extension SyncctlCommand {
             name: .customLong("schema-version"),
             help: "The schema version to stamp (default: the record's current one).")
         var schemaVersion: Int64?
-        @Argument(help: "The record's id.") var id: String
+        @Argument(help: "The record's id (a UUID).") var id: RecordID
 
         func run() async throws {
             try await reportingFailures {
-                let report = try await global.openDevice().delete(id: try recordID(id), schemaVersion: schemaVersion)
+                let report = try await global.openDevice().delete(id: id, schemaVersion: schemaVersion)
                 printEditReport(report, json: output.json)
             }
         }

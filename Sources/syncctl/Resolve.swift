@@ -33,7 +33,7 @@ extension SyncctlCommand {
             name: .customLong("schema-version"),
             help: "With --fields: the schema version of the new fields (default: the current version's).")
         var schemaVersion: Int64?
-        @Argument(help: "The record's id.") var id: String
+        @Argument(help: "The record's id (a UUID).") var id: RecordID
 
         func validate() throws {
             let choices = [take != nil, fromDevice != nil, fields != nil].filter { $0 }.count
@@ -48,7 +48,6 @@ extension SyncctlCommand {
 
         func run() async throws {
             try await reportingFailures {
-                let id = try recordID(id)
                 let device = try await global.openDevice()
                 let resolution: Resolution
                 if let take {

@@ -9,7 +9,7 @@ extension SyncctlCommand {
             abstract: "Show this device, its folder and store, record counts and every source.",
             discussion: """
                 Reads only the store (no file in the shared folder is opened): what the last merge \
-                saw. Warnings point at what needs a person, such as another device using this \
+                saw. It works while the shared folder is missing (an unmounted drive), and says so. Warnings point at what needs a person, such as another device using this \
                 device's ID or a peer whose generation went backwards.
                 """)
 
@@ -18,7 +18,7 @@ extension SyncctlCommand {
 
         func run() async throws {
             try await reportingFailures {
-                let status = try await global.openDevice().status()
+                let status = try await global.openDeviceForReading().status()
                 if output.json { return try printJSON(status) }
                 print("Device:         \(status.device)")
                 print("Shared folder:  \(status.sharedFolder)")

@@ -35,7 +35,7 @@ extension SyncctlCommand {
 
         func run() async throws {
             try await reportingFailures {
-                let device = try await global.openDevice()
+                let device = try await rotate ? global.openDevice() : global.openDeviceForReading()
                 var printed: Printed
                 if rotate {
                     let (key, report) = try device.rotateKey()
@@ -91,7 +91,7 @@ extension SyncctlCommand {
                 "With --review: trust the key with this fingerprint (or this key), without asking (repeatable).",
                 valueName: "fingerprint"))
         var accept: [String] = []
-        @Argument(help: "The device to trust.") var device: String?
+        @Argument(help: "The device to trust (its ID).") var device: DeviceID?
         @Argument(help: "Its public key, ed25519:... as `syncctl key` prints it on that device.") var key: String?
 
         func validate() throws {
@@ -102,23 +102,22 @@ extension SyncctlCommand {
             if device != nil, key == nil {
                 throw ValidationError("give the key to trust for \(device!): syncctl trust \(device!) ed25519:…")
             }
+            if let device, let key, PublicKey(text: key) == nil {
+                throw ValidationError(
+                    "\"\(key)\" is not a public key: give it as `syncctl key` prints it on \(device), ed25519: then 44 characters of base64"
+                )
+            }
             if !accept.isEmpty, !review { throw ValidationError("--accept goes with --review") }
         }
 
         func run() async throws {
             try await reportingFailures {
-                let syncDevice = try await global.openDevice()
+                let syncDevice = try await list ? global.openDeviceForReading() : global.openDevice()
                 if list { return try printList(syncDevice) }
                 if review { return try reviewKeys(syncDevice) }
-                guard let name = device, let deviceID = DeviceID(name) else {
-                    throw UsageProblem(message: "\"\(device ?? "")\" is not a device ID (letters, digits, '-' and '_')")
-                }
-                guard let key = key.flatMap(PublicKey.init(text:)) else {
-                    throw UsageProblem(
-                        message:
-                            "\"\(key ?? "")\" is not a public key: give it as `syncctl key` prints it on \(name), ed25519: then 44 characters of base64"
-                    )
-                }
+                // validate() made sure of both.
+                guard let deviceID = device, let key = key.flatMap(PublicKey.init(text:)) else { return }
+                let name = deviceID.rawValue
                 let wasActive = try !syncDevice.trustedDevices().isEmpty
                 let before = try syncDevice.trust(key, for: deviceID)
                 if output.json { return try printJSON(try syncDevice.trustedDevices()) }
@@ -262,15 +261,12 @@ extension SyncctlCommand {
 
         @OptionGroup var global: GlobalOptions
         @OptionGroup var output: OutputOptions
-        @Argument(help: "The device to stop trusting.") var device: String
+        @Argument(help: "The device to stop trusting (its ID).") var device: DeviceID
 
         func run() async throws {
             try await reportingFailures {
                 let syncDevice = try await global.openDevice()
-                guard let deviceID = DeviceID(device) else {
-                    throw UsageProblem(message: "\"\(device)\" is not a device ID (letters, digits, '-' and '_')")
-                }
-                guard try syncDevice.untrust(deviceID) else {
+                guard try syncDevice.untrust(device) else {
                     throw UsageProblem(message: "\(device) is not trusted; see syncctl trust --list")
                 }
                 let remaining = try syncDevice.trustedDevices()

@@ -56,8 +56,12 @@ struct ExitCodeTests {
         let id = try workspace.run(["put", "--type", "Note"] + location, stdin: "{}").stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         let change = try workspace.run(["put", "--type", "Other", "--id", id] + location, stdin: "{}")
         #expect(change.status == 65 && change.stderr.contains("Note"), "\(change)")
-        // A malformed id is a data error too
-        #expect(try workspace.run(["get", "not-an-id"] + location).status == 65)
+        // A malformed id is a command line problem, caught as it is parsed
+        let notAnID = try workspace.run(["get", "not-an-id"] + location)
+        #expect(notAnID.status == 64 && notAnID.stderr.contains("not-an-id"), "\(notAnID)")
+        for arguments in [["delete", "not-an-id"], ["resolve", "not-an-id", "--take", "1"], ["put", "--type", "Note", "--id", "x"]] {
+            #expect(try workspace.run(arguments + location, stdin: "{}").status == 64, "\(arguments)")
+        }
     }
 
     @Test("an unknown record exits 4 for get, delete and resolve")
@@ -93,14 +97,54 @@ struct ExitCodeTests {
         #expect(otherDevice.status == 78 && otherDevice.stderr.contains("desk"), "\(otherDevice)")
         let noDevice = try workspace.run(["merge"] + workspace.location(state: workspace.state("fresh"), device: nil))
         #expect(noDevice.status == 78 && noDevice.stderr.contains("--device"), "\(noDevice)")
+        // A device ID given on the command line is a usage error; from the environment, a setting
         let badDevice = try workspace.run(["merge"] + workspace.location(state: workspace.state("fresh"), device: "Desk"))
-        #expect(badDevice.status == 78, "\(badDevice)")
+        #expect(badDevice.status == 64 && badDevice.stderr.contains("Desk"), "\(badDevice)")
+        var environment = workspace.environment
+        environment["SYNCD_DEVICE"] = "Desk"
+        let badSetting = try workspace.run(
+            ["merge"] + workspace.location(state: workspace.state("fresh"), device: nil), environment: environment)
+        #expect(badSetting.status == 78 && badSetting.stderr.contains("Desk"), "\(badSetting)")
+        // A largest file size of 0 would refuse every file, this device's own included
+        #expect(try workspace.run(["merge", "--max-file-size", "0"] + workspace.location()).status == 64)
+        environment = workspace.environment
+        environment["SYNCD_MAX_FILE_SIZE"] = "0"
+        let zeroSize = try workspace.run(["merge"] + workspace.location(), environment: environment)
+        #expect(zeroSize.status == 78 && zeroSize.stderr.contains("maxFileSize"), "\(zeroSize)")
 
         let inside = try workspace.run(["merge"] + workspace.location(state: workspace.shared))
         #expect(inside.status == 73, "\(inside)")
 
         let missingConfig = try workspace.run(["merge", "--config", workspace.path("none.json")] + workspace.location())
         #expect(missingConfig.status == 78 && missingConfig.stderr.contains("none.json"), "\(missingConfig)")
+    }
+
+    @Test("commands that only read the store work while the shared folder is missing, and say so; the others exit 66")
+    func readingWithoutFolder() throws {
+        let workspace = try Workspace()
+        defer { workspace.remove() }
+        let id = try workspace.run(["put", "--type", "Note"] + workspace.location(), stdin: #"{"title": "kept"}"#)
+            .stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let missing = workspace.path("unmounted")
+        let location = workspace.location(shared: missing)
+        let status = try workspace.run(["status"] + location)
+        #expect(status.status == 0, "\(status)")
+        #expect(status.stdout.contains("Warning: the shared folder \(missing) cannot be used"), "\(status)")
+        #expect(status.stdout.contains("1 live"), "\(status)")
+        let statusJSON = try workspace.run(["status", "--json"] + location)
+        #expect(statusJSON.status == 0 && statusJSON.stdout.contains("cannot be used"), "\(statusJSON)")
+        for arguments in [["list"], ["get", id], ["export"], ["conflicts"], ["key"], ["trust", "--list"]] {
+            let run = try workspace.run(arguments + location)
+            #expect(run.status == 0, "\(arguments): \(run)")
+            #expect(run.stderr.contains("note: the shared folder"), "\(arguments): \(run)")
+        }
+        #expect(try workspace.run(["get", id] + location).stdout.contains("kept"))
+        for arguments in [["merge"], ["put", "--type", "Note"], ["delete", id], ["tidy"], ["key", "--rotate"]] {
+            let run = try workspace.run(arguments + location, stdin: "{}")
+            #expect(run.status == 66, "\(arguments): \(run)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: missing))
+        #expect(try workspace.run(["list"] + workspace.location()).stdout.contains(id))
     }
 
     @Test("a wrong command line exits 64")

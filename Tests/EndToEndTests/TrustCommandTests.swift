@@ -84,8 +84,11 @@ struct TrustCommandTests {
         let desk = workspace.location(state: workspace.state("desk"), device: "desk")
         #expect(try workspace.run(["merge"] + desk).status == 0)
 
+        // What is not a key or not a device ID is refused as the command line is read
         let badKey = try workspace.run(["trust", "phone", "ed25519:short"] + desk)
-        #expect(badKey.status == 65 && badKey.stderr.contains("syncctl key"), "\(badKey)")
+        #expect(badKey.status == 64 && badKey.stderr.contains("syncctl key"), "\(badKey)")
+        let badDevice = try workspace.run(["untrust", "Phone!"] + desk)
+        #expect(badDevice.status == 64 && badDevice.stderr.contains("Phone!"), "\(badDevice)")
         let ownKey = try workspace.run(["key"] + desk).stdout.trimmingCharacters(in: .newlines)
         let itself = try workspace.run(["trust", "desk", ownKey] + desk)
         #expect(itself.status == 65 && itself.stderr.contains("this device"), "\(itself)")

@@ -47,7 +47,7 @@ extension SyncDevice {
             let latest = try published.flatMap {
                 try session.writtenFile(part: PartPrefix($0.prefix) ?? .whole, generation: $0.generation)
             }
-            var warnings: [String] = []
+            var warnings: [String] = folderProblem.map { [$0] } ?? []
             for source in sources where source.present {
                 if let warning = source.lastWarning { warnings.append("\(source.name): \(warning)") }
                 if let problem = source.lastProblem, problem.contains("held back") {

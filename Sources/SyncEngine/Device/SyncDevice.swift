@@ -14,6 +14,9 @@ public final class SyncDevice: Sendable {
     public let device: DeviceID
     /// The shared folder.
     public let folder: SharedFolder
+    /// Why the shared folder cannot be used, when it was opened for a command that only reads the
+    /// store (`needsFolder: false`) and the folder is missing; nil otherwise.
+    public let folderProblem: String?
     /// The local store.
     public let store: SyncStore
     /// Where the store's database file is.
@@ -49,20 +52,34 @@ public final class SyncDevice: Sendable {
     /// - Parameter waitingForStore: says that another process holds the store's opening lock
     ///   (it is opening the store, or filling it in a first merge) and that this one waits; it
     ///   gets the message. By default the message is logged as a warning.
+    /// - Parameter needsFolder: false for a command that only reads the store (`status`, `list`
+    ///   …): a missing shared folder is then ``folderProblem`` instead of an error, so that
+    ///   `status` can still show what the last merge saw. Nothing may merge or publish then.
     public init(
         settings: SyncSettings, logger: Logger, clock: @escaping @Sendable () -> Timestamp = SyncDevice.wallClock,
-        returnsMemoryAfterPasses: Bool = false, waitingForStore: ((String) -> Void)? = nil
+        returnsMemoryAfterPasses: Bool = false, needsFolder: Bool = true, waitingForStore: ((String) -> Void)? = nil
     ) throws {
         self.settings = settings
         self.returnsMemoryAfterPasses = returnsMemoryAfterPasses
         self.logger = logger
         self.clock = clock
-        folder = try SharedFolder(path: settings.sharedFolder)
+        do {
+            folder = try SharedFolder(path: settings.sharedFolder)
+            folderProblem = nil
+        } catch EngineError.sharedFolderMissing(let path, let reason) where !needsFolder {
+            // A pass lists the folder first, and that fails alike: nothing can merge or publish.
+            folder = SharedFolder(unchecked: path)
+            folderProblem =
+                "the shared folder \(path) cannot be used (\(reason)); check --shared, and that the drive is mounted. What is shown is what the store held after the last merge"
+        }
         schemas = try Self.loadSchemas(settings.schemaFiles)
         let state = settings.stateDirectory
         do {
             // Refuse a state directory inside the shared folder before creating anything there.
-            let realShared = try SystemCalls.resolvedPath(settings.sharedFolder)
+            let realShared =
+                folderProblem == nil
+                ? try SystemCalls.resolvedPath(settings.sharedFolder)
+                : try SystemCalls.resolvedPathOfPossiblyMissing(settings.sharedFolder)
             let realState = try SystemCalls.resolvedPathOfPossiblyMissing(state)
             if realState == realShared || realState.hasPrefix(realShared + "/") {
                 throw EngineError.stateInsideShared(state: realState, shared: realShared)

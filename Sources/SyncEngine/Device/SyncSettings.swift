@@ -94,6 +94,11 @@ public struct SyncSettings: Sendable, Hashable {
             device = id
         }
         let maxFileSize = Int64(try reader.checkedInt("maxFileSize") ?? Int(defaultMaxFileSize))
+        // 0 or less would refuse every file, this device's own included: nothing would merge.
+        guard maxFileSize >= 1 else {
+            throw SettingsError.invalidSetting(
+                key: "maxFileSize (--max-file-size)", value: String(maxFileSize), rule: "a number of bytes, 1 or more")
+        }
         var settings = SyncSettings(
             sharedFolder: shared, stateDirectory: state, device: device, maxFileSize: maxFileSize)
         let defaults = SafetySettings()

@@ -31,6 +31,9 @@ public struct SharedFolder: Sendable {
         }
     }
 
+    /// The folder at `path`, not checked: for a device that only reads its store.
+    init(unchecked path: String) { self.path = path }
+
     /// The full path of an entry.
     public func path(of name: String) -> String { path + "/" + name }
 
