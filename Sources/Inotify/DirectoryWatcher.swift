@@ -75,10 +75,12 @@ public final class DirectoryWatcher: Sendable {
         wake()
     }
 
-    /// Writes the wake file, so the owner thread returns from its wait and reads its commands.
+    /// Writes the wake file, so the owner thread returns from its wait and reads its commands,
+    /// and removes it: the write's event is queued already, and the file is not left behind.
     private func wake() {
         guard let wakeFile else { return }
         try? Data("wake\n".utf8).write(to: URL(fileURLWithPath: wakeFile))
+        unlink(wakeFile)
     }
 
     /// The events a shared or state directory is watched for.

@@ -37,6 +37,8 @@ extension DaemonTests {
         // And no temporary file is left in the folder
         let names = try FileManager.default.contentsOfDirectory(atPath: sandbox.shared)
         #expect(names.filter { $0.hasPrefix(".") && $0.hasSuffix(".tmp") }.isEmpty, "\(names)")
+        // Nor the watcher's wake file in the state directory
+        #expect(!FileManager.default.fileExists(atPath: sandbox.state("desk") + "/watcher.wake"))
         // And its own files, if published, are a complete valid snapshot of every record
         if let published = try PublishedSnapshot.read(folder: sandbox.shared, device: "desk") {
             #expect(
