@@ -71,6 +71,58 @@ struct SettingsTests {
         }
     }
 
+    @Test("A configuration file that is not strict JSON, not an object, or holds an unknown key is refused, naming the file and the key", arguments: [
+        (#"{"shared": "/s", "maxFilesize": 5}"#, "\"maxFilesize\""),
+        (#"{"shared": "/s",}"#, "not valid JSON"),
+        (#"{"shared": "/s" /* here */}"#, "not valid JSON"),
+        (#"{"shared": "/s", "shared": "/t"}"#, "not valid JSON"),
+        (#"["shared"]"#, "JSON object"),
+    ])
+    func strictFile(json: String, said: String) async throws {
+        let folder = try ConfigFolder()
+        defer { folder.remove() }
+        let config = try folder.config(json)
+        await #expect {
+            _ = try await SyncSettings.resolve(commandLine: Values(config: config), environment: ["HOME": folder.home])
+        } throws: { error in
+            guard case SettingsError.unreadableConfiguration(let path, _) = error else { return false }
+            return path == config && "\(error)".contains(said)
+        }
+        // The user's file, found without --config, is checked the same way
+        let userConfig = folder.home + "/.config/syncd/config.json"
+        try FileManager.default.createDirectory(atPath: folder.home + "/.config/syncd", withIntermediateDirectories: true)
+        try Data(json.utf8).write(to: URL(fileURLWithPath: userConfig))
+        await #expect(throws: SettingsError.self) {
+            _ = try await SyncSettings.resolve(commandLine: Values(), environment: ["HOME": folder.home])
+        }
+    }
+
+    @Test("Every key the settings are read by is a known configuration key, and a file holding them all is accepted")
+    func everyKeyKnown() async throws {
+        // The keys the code reads, as its checked readers name them (Sources/…: checkedInt("…") …)
+        let sources = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Sources")
+        var read: Set<String> = []
+        let files = try #require(FileManager.default.enumerator(at: sources, includingPropertiesForKeys: nil))
+        for case let file as URL in files where file.pathExtension == "swift" {
+            let text = try String(contentsOf: file, encoding: .utf8)
+            for match in text.matches(of: /checked(?:String|Int|Double|Bool|StringArray)\("([A-Za-z]+)"\)/) {
+                read.insert(String(match.1))
+            }
+        }
+        #expect(read.count >= 10, "\(read)")
+        #expect(read == SyncSettings.configurationKeys, "read but not known: \(read.subtracting(SyncSettings.configurationKeys)); known but never read: \(SyncSettings.configurationKeys.subtracting(read))")
+        let folder = try ConfigFolder()
+        defer { folder.remove() }
+        let config = try folder.config(
+            #"{"shared": "/s", "state": "/t", "device": "d", "maxFileSize": 100, "schemas": [], "clockSkewMarginSeconds": 60, "#
+                + #""massDeletionMinimum": 10, "massDeletionShare": 0.5, "partSplitKilobytes": 2048, "partJoinKilobytes": 256, "#
+                + #""settleMilliseconds": 100, "rescanIntervalSeconds": 60, "pollIntervalSeconds": 10, "alwaysPoll": false, "#
+                + #""logLevel": "info", "metricsFile": "off"}"#)
+        let settings = try await SyncSettings.resolve(commandLine: Values(config: config), environment: ["HOME": folder.home])
+        #expect(settings.sharedFolder == "/s" && settings.maxFileSize == 100)
+    }
+
     @Test("A number setting may be written as an integer")
     func integerForANumber() async throws {
         let folder = try ConfigFolder()

@@ -130,6 +130,7 @@ public struct SyncSettings: Sendable, Hashable {
             EnvironmentVariablesProvider(environmentVariables: environment).prefixKeys(with: "syncd"),
         ]
         for path in configurationFiles(explicit: config ?? environment["SYNCD_CONFIG"], environment: environment) {
+            try checkConfigurationFile(path.path)
             do {
                 providers.append(
                     try await FileProvider<JSONSnapshot>(filePath: FilePath(path.path), allowMissing: !path.isExplicit))
@@ -138,6 +139,49 @@ public struct SyncSettings: Sendable, Hashable {
             }
         }
         return ConfigReader(providers: providers)
+    }
+
+    /// Every key a configuration file may hold (docs/daemon.md describes each).
+    public static let configurationKeys: Set<String> = [
+        "shared", "state", "device", "maxFileSize", "schemas", "clockSkewMarginSeconds", "massDeletionMinimum",
+        "massDeletionShare", "partSplitKilobytes", "partJoinKilobytes", "settleMilliseconds",
+        "rescanIntervalSeconds", "pollIntervalSeconds", "alwaysPoll", "logLevel", "metricsFile",
+    ]
+
+    /// Checks a configuration file as strict JSON holding known keys only, when it exists.
+    ///
+    /// swift-configuration's JSON reader accepts what JSON does not (a trailing comma), and
+    /// ignores keys it is not asked for: a misspelt `"maxFilesize"` or `"massDeletionShares"`
+    /// would leave its setting at the default without a word. Both are refused instead, naming
+    /// the file and the key.
+    static func checkConfigurationFile(_ path: String) throws(SettingsError) {
+        let bytes: [UInt8]
+        do {
+            let descriptor = try SystemCalls.openForReading(path)
+            defer { SystemCalls.close(descriptor) }
+            bytes = try SystemCalls.readAll(descriptor, expectedSize: 4096, path: path)
+        } catch {
+            // A missing file is the reader's to judge (the user's and system's may be absent).
+            return
+        }
+        let value: JSONValue
+        do {
+            value = try StrictJSON.parse(bytes)
+        } catch {
+            throw .unreadableConfiguration(path: path, reason: "it is not valid JSON: \(error)")
+        }
+        guard case .object(let object) = value else {
+            throw .unreadableConfiguration(path: path, reason: #"it must be a JSON object such as {"shared": "/path"}"#)
+        }
+        let unknown = object.map(\.key).filter { !configurationKeys.contains($0) }
+        guard unknown.isEmpty else {
+            throw .unreadableConfiguration(
+                path: path,
+                reason: "unknown setting(s) "
+                    + unknown.map { "\"\($0)\"" }.joined(separator: ", ")
+                    + "; the settings are " + configurationKeys.sorted().joined(separator: ", ")
+                    + " (docs/syncctl.md and docs/daemon.md)")
+        }
     }
 
     /// The state directory when none is given: `$STATE_DIRECTORY` under systemd, else

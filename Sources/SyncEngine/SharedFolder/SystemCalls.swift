@@ -100,6 +100,14 @@ enum SystemCalls {
         return descriptor
     }
 
+    /// Opens for reading, following links (a configuration file may be one), not blocking on a
+    /// FIFO, not inherited by children.
+    static func openForReading(_ path: String) throws(SystemCallError) -> Int32 {
+        let descriptor = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        guard descriptor >= 0 else { throw SystemCallError(call: "open", subject: path, errno: errno) }
+        return descriptor
+    }
+
     /// Creates a new file exclusively (`O_CREAT|O_EXCL`), write-only, mode 0644 (or `mode`).
     static func createExclusively(_ path: String, mode: mode_t = 0o644) throws(SystemCallError) -> Int32 {
         let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode)
