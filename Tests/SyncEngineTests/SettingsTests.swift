@@ -121,6 +121,10 @@ struct SettingsTests {
                 + #""logLevel": "info", "metricsFile": "off"}"#)
         let settings = try await SyncSettings.resolve(commandLine: Values(config: config), environment: ["HOME": folder.home])
         #expect(settings.sharedFolder == "/s" && settings.maxFileSize == 100)
+        // The example the package installs as /etc/syncd/config.json.example is accepted as it is
+        let example = sources.deletingLastPathComponent().appendingPathComponent("debian/syncd-config/config.json.example")
+        let fromExample = try await SyncSettings.resolve(commandLine: Values(config: example.path), environment: ["HOME": folder.home])
+        #expect(fromExample.sharedFolder == "/srv/syncd/shared")
     }
 
     @Test("A number setting may be written as an integer")
