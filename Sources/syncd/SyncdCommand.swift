@@ -68,14 +68,18 @@ struct SyncdCommand: AsyncParsableCommand {
     func run() async throws {
         try await reportingFailures {
             let settings = try await global.settings()
-            let levels = global.location.bootstrapLogging(defaultLevel: .notice)
+            let daemonSettings = daemonSettings
+            // The level from --log-level, SYNCD_LOG_LEVEL or "logLevel", as on SIGHUP.
+            let initial = try await daemonSettings.timingsAndLevel()
+            let levels = global.location.bootstrapLogging(defaultLevel: initial.level ?? .notice)
             let logger = Logger(label: "syncd")
+            // Before the lock's file is made in the state directory: never inside the shared folder.
+            try SyncDevice.checkStateOutsideShared(settings)
             let lock = try DaemonLock(stateDirectory: settings.stateDirectory)
             defer { withExtendedLifetime(lock) {} }
             let device = try SyncDevice(settings: settings, logger: logger, returnsMemoryAfterPasses: true)
-            let daemonSettings = daemonSettings
             let service = SyncService(
-                device: device, timings: try await daemonSettings.timingsAndLevel().timings,
+                device: device, timings: initial.timings,
                 notify: NotifySocket(environment: ProcessInfo.processInfo.environment),
                 logger: logger, metricsFile: try await daemonSettings.metricsPath(stateDirectory: settings.stateDirectory),
                 reload: {

@@ -15,17 +15,18 @@ final class Daemon: @unchecked Sendable {
 
     private static let counter = Atomic(0)
 
-    /// Starts `syncd` for `device` in `sandbox` with a small settle delay and `--log-level info`.
+    /// Starts `syncd` for `device` in `sandbox` with a small settle delay and `--log-level info`
+    /// (no `--log-level` with `logLevel` nil).
     init(
         _ device: String, in sandbox: Sandbox, state: String? = nil, settleMilliseconds: Int = 50, extra: [String] = [],
         environment: [String: String] = [:], watchdogMicroseconds: Int? = nil,
-        readingNotifications: Bool = true
+        readingNotifications: Bool = true, logLevel: String? = "info"
     ) throws {
         self.device = device
         notify = try NotifyListener(path: sandbox.path("n\(Daemon.counter.next()).sock"), reading: readingNotifications)
         let arguments =
-            sandbox.location(device, state: state) + ["--settle-ms", String(settleMilliseconds), "--log-level", "info"]
-            + extra
+            sandbox.location(device, state: state) + ["--settle-ms", String(settleMilliseconds)]
+            + (logLevel.map { ["--log-level", $0] } ?? []) + extra
         let variables = sandbox.environment
             .merging(notify.environment(watchdogMicroseconds: watchdogMicroseconds)) { $1 }
             .merging(environment) { $1 }

@@ -40,6 +40,27 @@ extension DaemonTests {
         #expect(daemon.stop() == 0, "\(daemon.log)")
     }
 
+    @Test("the log level of the configuration file applies from the start, not only after SIGHUP; --log-level wins over it")
+    func logLevelFromConfiguration() throws {
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        let config = sandbox.path("config.json")
+        try Data(#"{"logLevel": "info"}"#.utf8).write(to: URL(fileURLWithPath: config))
+        let daemon = try Daemon("desk", in: sandbox, extra: ["--config", config], logLevel: nil)
+        defer { daemon.stop() }
+        try daemon.waitUntilReady()
+        // "merge pass done" is logged at info: the default level (notice) would leave it out
+        #expect(eventually(within: 10) { daemon.log.contains("merge pass done") }, "\(daemon.log)")
+        #expect(daemon.stop() == 0, "\(daemon.log)")
+
+        let quiet = try Daemon("desk", in: sandbox, extra: ["--config", config], logLevel: "warning")
+        defer { quiet.stop() }
+        try quiet.waitUntilReady()
+        usleep(300_000)
+        #expect(quiet.stop() == 0, "\(quiet.log)")
+        #expect(!quiet.log.contains("merge pass done"), "\(quiet.log)")
+    }
+
     @Test("an interval of 0 from the configuration stops syncd at start with exit 78, naming the setting, and is refused on SIGHUP, the running settings kept")
     func zeroIntervalRefused() throws {
         let sandbox = try Sandbox()

@@ -95,6 +95,18 @@ extension DaemonTests {
         #expect(third.stop() == 0, "\(third.log)")
     }
 
+    @Test("a state directory inside the shared folder stops syncd with exit 73 before anything is made there")
+    func stateInsideShared() throws {
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        let inside = sandbox.shared + "/state"
+        let daemon = try Daemon("desk", in: sandbox, state: inside)
+        defer { daemon.stop() }
+        #expect(daemon.launched.exitStatus(within: 30) == 73, "\(daemon.log)")
+        #expect(!FileManager.default.fileExists(atPath: inside), "\(daemon.log)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.shared).isEmpty)
+    }
+
     @Test("a state directory that cannot be made (a file in its way) stops syncd with exit 73, naming the path")
     func unusableStateDirectory() throws {
         let sandbox = try Sandbox()

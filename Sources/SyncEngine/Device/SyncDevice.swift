@@ -74,18 +74,10 @@ public final class SyncDevice: Sendable {
         }
         schemas = try Self.loadSchemas(settings.schemaFiles)
         let state = settings.stateDirectory
+        try Self.checkStateOutsideShared(settings)
         do {
-            // Refuse a state directory inside the shared folder before creating anything there.
-            let realShared =
-                folderProblem == nil
-                ? try SystemCalls.resolvedPath(settings.sharedFolder)
-                : try SystemCalls.resolvedPathOfPossiblyMissing(settings.sharedFolder)
-            let realState = try SystemCalls.resolvedPathOfPossiblyMissing(state)
-            if realState == realShared || realState.hasPrefix(realShared + "/") {
-                throw EngineError.stateInsideShared(state: realState, shared: realShared)
-            }
             try SystemCalls.createDirectories(state)
-        } catch let error as SystemCallError {
+        } catch {
             throw EngineError.stateDirectoryUnusable(path: state, reason: error.description)
         }
         storePath = state + "/store.sqlite"
@@ -125,6 +117,24 @@ public final class SyncDevice: Sendable {
             case (nil, nil):
                 throw EngineError.noDevice
             }
+        }
+    }
+
+    /// Refuses a state directory inside the shared folder (or the folder itself), before anything
+    /// is created there: the store and the key must never be synced.
+    ///
+    /// - Throws: ``EngineError/stateInsideShared(state:shared:)``, or
+    ///   ``EngineError/stateDirectoryUnusable(path:reason:)`` when a path cannot be resolved.
+    public static func checkStateOutsideShared(_ settings: SyncSettings) throws {
+        do {
+            // The folder may be missing (a command that only reads the store): its path as given.
+            let realShared = try SystemCalls.resolvedPathOfPossiblyMissing(settings.sharedFolder)
+            let realState = try SystemCalls.resolvedPathOfPossiblyMissing(settings.stateDirectory)
+            if realState == realShared || realState.hasPrefix(realShared + "/") {
+                throw EngineError.stateInsideShared(state: realState, shared: realShared)
+            }
+        } catch let error as SystemCallError {
+            throw EngineError.stateDirectoryUnusable(path: settings.stateDirectory, reason: error.description)
         }
     }
 
