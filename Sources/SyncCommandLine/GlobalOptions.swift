@@ -54,14 +54,14 @@ public struct LocationOptions: ParsableArguments {
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "This device's state directory (default: $XDG_STATE_HOME/syncd, i.e. ~/.local/state/syncd).",
+            "This device's state directory (default: $STATE_DIRECTORY under systemd, else $XDG_STATE_HOME/syncd, else ~/.local/state/syncd).",
             valueName: "dir"))
     public var state: String?
 
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "A JSON configuration file to use instead of ~/.config/syncd/config.json and /etc/syncd/config.json.",
+            "A JSON configuration file to use instead of $XDG_CONFIG_HOME/syncd/config.json (else ~/.config/syncd/config.json) and /etc/syncd/config.json.",
             valueName: "file"))
     public var config: String?
 

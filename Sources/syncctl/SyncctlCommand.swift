@@ -17,8 +17,8 @@ struct SyncctlCommand: AsyncParsableCommand {
             device's file record by record into a local store, and publishes this device's file.
 
             Settings come from, highest first: options; SYNCD_SHARED, SYNCD_STATE, SYNCD_DEVICE, \
-            SYNCD_CONFIG, SYNCD_MAX_FILE_SIZE; the --config file, else ~/.config/syncd/config.json \
-            then /etc/syncd/config.json ({"shared": ..., "state": ..., "device": ...}).
+            SYNCD_CONFIG, SYNCD_MAX_FILE_SIZE; the --config file, else $XDG_CONFIG_HOME/syncd/config.json \
+            (or ~/.config/syncd/config.json) then /etc/syncd/config.json ({"shared": ..., "state": ..., "device": ...}).
 
             Start with:  syncctl merge --shared ~/Sync/lists --device laptop
             """,

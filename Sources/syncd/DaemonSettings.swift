@@ -14,6 +14,11 @@ struct DaemonSettings: Sendable {
     var logLevel: Logger.Level?
     var metricsFile: String?
 
+    /// The settle delay's range, in milliseconds: up to an hour.
+    static let settleRange = 0...3_600_000
+    /// The rescan and poll intervals' range, in seconds: up to a year.
+    static let intervalRange = 1...31_536_000
+
     /// Where to write the metrics, by the usual precedence (`--metrics-file`, `SYNCD_METRICS_FILE`,
     /// `metricsFile`), by default `metrics.prom` in the state directory; nil when set to `off`.
     func metricsPath(stateDirectory: String) async throws -> String? {
@@ -32,12 +37,15 @@ struct DaemonSettings: Sendable {
         let rescan = try rescanSeconds ?? reader.checkedInt("rescanIntervalSeconds")
         let poll = try pollSeconds ?? reader.checkedInt("pollIntervalSeconds")
         // As the options are checked (SyncdCommand.validate): a rescan or poll every 0 s, or a
-        // negative settle, would run passes back to back and spin a core.
-        for (key, value, least) in [
-            ("settleMilliseconds", settle, 0), ("rescanIntervalSeconds", rescan, 1), ("pollIntervalSeconds", poll, 1),
+        // negative settle, would run passes back to back and spin a core; beyond the largest, the
+        // clock's deadline would overflow.
+        for (key, value, range) in [
+            ("settleMilliseconds", settle, Self.settleRange), ("rescanIntervalSeconds", rescan, Self.intervalRange),
+            ("pollIntervalSeconds", poll, Self.intervalRange),
         ] {
-            if let value, value < least {
-                throw SettingsError.invalidSetting(key: key, value: "\(value)", rule: "at least \(least)")
+            if let value, !range.contains(value) {
+                throw SettingsError.invalidSetting(
+                    key: key, value: "\(value)", rule: "from \(range.lowerBound) to \(range.upperBound)")
             }
         }
         var level = logLevel

@@ -58,10 +58,14 @@ struct SyncdCommand: AsyncParsableCommand {
     var metricsFile: String?
 
     func validate() throws {
-        for (name, value) in [
-            ("--settle-ms", settleMilliseconds), ("--rescan-interval", rescanSeconds), ("--poll-interval", pollSeconds),
+        for (name, value, range) in [
+            ("--settle-ms", settleMilliseconds, DaemonSettings.settleRange),
+            ("--rescan-interval", rescanSeconds, DaemonSettings.intervalRange),
+            ("--poll-interval", pollSeconds, DaemonSettings.intervalRange),
         ] {
-            if let value, value < (name == "--settle-ms" ? 0 : 1) { throw ValidationError("\(name) must be positive") }
+            if let value, !range.contains(value) {
+                throw ValidationError("\(name) must be from \(range.lowerBound) to \(range.upperBound)")
+            }
         }
     }
 

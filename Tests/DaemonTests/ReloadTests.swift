@@ -71,6 +71,11 @@ extension DaemonTests {
         defer { refused.stop() }
         #expect(refused.launched.exitStatus(within: 30) == 78, "\(refused.log)")
         #expect(refused.log.contains("rescanIntervalSeconds is 0"), "\(refused.log)")
+        // And so is an interval whose deadline would overflow the clock (it trapped)
+        let huge = try Daemon("desk", in: sandbox, environment: ["SYNCD_RESCAN_INTERVAL_SECONDS": "9223372036854775807"])
+        defer { huge.stop() }
+        #expect(huge.launched.exitStatus(within: 30) == 78, "\(huge.log)")
+        #expect(huge.log.contains("rescanIntervalSeconds"), "\(huge.log)")
 
         // Given syncd running with an hour, when the file says 0 and syncd gets SIGHUP
         try Data(#"{"rescanIntervalSeconds": 3600}"#.utf8).write(to: URL(fileURLWithPath: config))

@@ -127,6 +127,28 @@ struct SettingsTests {
         #expect(fromExample.sharedFolder == "/srv/syncd/shared")
     }
 
+    @Test("A number outside what it can mean is refused naming it, in the file or a SYNCD_* variable", arguments: [
+        (#"{"shared": "/s", "massDeletionShare": -1}"#, [:], "massDeletionShare"),
+        (#"{"shared": "/s"}"#, ["SYNCD_MASS_DELETION_SHARE": "2"], "massDeletionShare"),
+        (#"{"shared": "/s"}"#, ["SYNCD_MASS_DELETION_SHARE": "nan"], "massDeletionShare"),
+        (#"{"shared": "/s"}"#, ["SYNCD_MASS_DELETION_MINIMUM": "-1"], "massDeletionMinimum"),
+        (#"{"shared": "/s", "clockSkewMarginSeconds": -10}"#, [:], "clockSkewMarginSeconds"),
+        (#"{"shared": "/s"}"#, ["SYNCD_CLOCK_SKEW_MARGIN_SECONDS": "9223372036854775807"], "clockSkewMarginSeconds"),
+        (#"{"shared": "/s", "partSplitKilobytes": 9007199254740991}"#, [:], "partSplitKilobytes"),
+    ] as [(String, [String: String], String)])
+    func outOfRange(json: String, variables: [String: String], key: String) async throws {
+        let folder = try ConfigFolder()
+        defer { folder.remove() }
+        let config = try folder.config(json)
+        let environment = variables.merging(["HOME": folder.home]) { $1 }
+        await #expect {
+            _ = try await SyncSettings.resolve(commandLine: Values(config: config), environment: environment)
+        } throws: { error in
+            guard case SettingsError.invalidSetting(let named, _, _) = error else { return false }
+            return named == key
+        }
+    }
+
     @Test("A number setting may be written as an integer")
     func integerForANumber() async throws {
         let folder = try ConfigFolder()

@@ -102,12 +102,37 @@ public struct SyncSettings: Sendable, Hashable {
         var settings = SyncSettings(
             sharedFolder: shared, stateDirectory: state, device: device, maxFileSize: maxFileSize)
         let defaults = SafetySettings()
+        // Each number within what it can mean: a value outside is a mistake to say, not to apply
+        // (a negative margin, a share of 2), nor to overflow on (seconds to milliseconds, KiB to bytes).
+        func checked<Number: Comparable>(
+            _ key: String, _ value: Number?, _ range: ClosedRange<Number>, _ rule: String
+        ) throws -> Number? {
+            guard let value else { return nil }
+            guard range.contains(value) else {
+                throw SettingsError.invalidSetting(key: key, value: "\(value)", rule: rule)
+            }
+            return value
+        }
         settings.safety.clockSkewMargin =
-            try reader.checkedInt("clockSkewMarginSeconds").map { Int64($0) * 1000 } ?? defaults.clockSkewMargin
-        settings.safety.massDeletionShare = try reader.checkedDouble("massDeletionShare") ?? defaults.massDeletionShare
-        settings.safety.massDeletionMinimum = try reader.checkedInt("massDeletionMinimum") ?? defaults.massDeletionMinimum
-        let split = try reader.checkedInt("partSplitKilobytes").map { $0 << 10 } ?? PartPolicy.standard.splitBytes
-        let join = try reader.checkedInt("partJoinKilobytes").map { $0 << 10 } ?? min(PartPolicy.standard.joinBytes, split / 2)
+            try checked(
+                "clockSkewMarginSeconds", reader.checkedInt("clockSkewMarginSeconds"), 0...3_153_600_000,
+                "a number of seconds from 0 to 3153600000 (100 years)"
+            ).map { Int64($0) * 1000 } ?? defaults.clockSkewMargin
+        settings.safety.massDeletionShare =
+            try checked(
+                "massDeletionShare", reader.checkedDouble("massDeletionShare"), 0...1,
+                "a share from 0 to 1 (1 turns the valve off)") ?? defaults.massDeletionShare
+        settings.safety.massDeletionMinimum =
+            try checked(
+                "massDeletionMinimum", reader.checkedInt("massDeletionMinimum"), 0...Int(Int32.max),
+                "a number of records, 0 or more") ?? defaults.massDeletionMinimum
+        let kilobytes = 0...(1 << 20)
+        let split =
+            try checked("partSplitKilobytes", reader.checkedInt("partSplitKilobytes"), kilobytes, "at most 1048576 (1 GiB)")
+            .map { $0 << 10 } ?? PartPolicy.standard.splitBytes
+        let join =
+            try checked("partJoinKilobytes", reader.checkedInt("partJoinKilobytes"), kilobytes, "at most 1048576 (1 GiB)")
+            .map { $0 << 10 } ?? min(PartPolicy.standard.joinBytes, split / 2)
         guard split >= 16 << 10, join >= 0, join * 2 <= split else {
             throw SettingsError.invalidPartSizes(splitKilobytes: split >> 10, joinKilobytes: join >> 10)
         }
@@ -284,7 +309,7 @@ public enum SettingsError: Error, Hashable, Sendable, CustomStringConvertible {
         case .unreadableSchema(let path, let reason):
             "cannot use the schema file \(path): \(reason); fix it (docs/schemas.md) or leave it out of --schema and \"schemas\""
         case .invalidSetting(let key, let value, let rule):
-            "the setting \(key) is \(value): it must be \(rule) (docs/daemon.md lists the settings)"
+            "the setting \(key) is \(value): it must be \(rule) (docs/syncctl.md and docs/daemon.md list the settings)"
         case .invalidPartSizes(let split, let join):
             "partSplitKilobytes \(split) and partJoinKilobytes \(join) do not work together: parts split above at least 16 KiB, and join below at most half of that (defaults: 2048 and 256)"
         }
