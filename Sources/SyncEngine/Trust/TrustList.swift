@@ -51,8 +51,12 @@ struct TrustList: Sendable {
                 "a file under this device's own name (\(device)) that this device did not sign: \(carries). ANOTHER DEVICE MAY BE USING THIS DEVICE'S ID; give each device its own --device ID"
         }
         guard let trusted = keys[device] else {
+            guard let key = reading.key, reading.signature != nil else {
+                return
+                    "device \(device) is not trusted, and the file is not signed (\(carries)): once any device is trusted, only signed files merge. Update \(device) to a release that signs its files, then trust its key (`syncctl key` on \(device) prints it): syncctl trust \(device) KEY"
+            }
             return
-                "device \(device) is not trusted: \(carries). If that is \(device)'s genuine key (compare the fingerprint with `syncctl key` on \(device)), trust it: syncctl trust \(device) \(reading.key?.text ?? "KEY")"
+                "device \(device) is not trusted: \(carries). If that is \(device)'s genuine key (compare the fingerprint with `syncctl key` on \(device)), trust it: syncctl trust \(device) \(key.text)"
         }
         guard let key = reading.key, reading.signature != nil else {
             return
