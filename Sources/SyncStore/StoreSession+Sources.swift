@@ -118,11 +118,22 @@ extension StoreSession {
     public func markAbsent(except names: Set<String>, known: [StoredSource]? = nil) throws {
         for source in try known ?? sources() where source.present && !names.contains(source.name) {
             // Only rows that change are written: an idle pass writes nothing.
-            var absent = source
-            absent.present = false
-            try absent.update(db)
-            try db.execute(sql: "DELETE FROM mergedElement WHERE source = ?", arguments: [source.name])
+            try markAbsent(source)
         }
+    }
+
+    /// Marks the sources `names` as absent from the folder (this device removed them).
+    public func markAbsent(_ names: [String]) throws {
+        for name in names {
+            if let source = try source(named: name), source.present { try markAbsent(source) }
+        }
+    }
+
+    private func markAbsent(_ source: StoredSource) throws {
+        var absent = source
+        absent.present = false
+        try absent.update(db)
+        try db.execute(sql: "DELETE FROM mergedElement WHERE source = ?", arguments: [source.name])
     }
 
     /// Keeps the digests (16 bytes each, one after another) of the record elements of the file

@@ -56,6 +56,12 @@ struct PartsTests {
         #expect(Set(published.versions.map(\.id)) == Set((0..<400).map(Self.id)))
         #expect(report.publishedFiles.count == 16)
         #expect(report.removedFiles == ["desk.json"])
+        // And status at once lists desk.json as no longer in the folder, no warning about it
+        let status = try desk.status()
+        #expect(status.sources.first { $0.name == "desk.json" }?.present == false, "\(status.sources)")
+        let present = status.sources.filter { $0.present && $0.device == "desk" }.map(\.name)
+        #expect(present == published.files, "\(present)")
+        #expect(status.warnings.isEmpty, "\(status.warnings)")
         for name in published.files {
             let size = try sandbox.read(name).count
             #expect(size <= Self.policy.splitBytes, "\(name): \(size) bytes")

@@ -60,11 +60,16 @@ extension SyncDevice {
             }
         }
         guard !publication.obsolete.isEmpty else { return notes }
+        var removed: [String] = []
         for name in publication.obsolete {
-            try? SystemCalls.remove(folder.path(of: name))
+            guard (try? SystemCalls.remove(folder.path(of: name))) != nil else { continue }
+            removed.append(name)
             logger.notice("removed a file of this device's that its parts no longer use", metadata: ["file": "\(name)"])
         }
         try? synchronizeFolder()
+        // So that `status` does not list them as in the folder until the next pass; a failure
+        // here only leaves that to the next pass.
+        try? store.transaction { try $0.markAbsent(removed) }
         return notes
     }
 
