@@ -142,4 +142,69 @@ struct OwnNamesTests {
         _ = try desk.put(id: Wire.id(9), type: "Note", fields: Wire.object(#"{"text":"more"}"#), schemaVersion: nil)
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory).count == 1)
     }
+
+    @Test("a directory, or a file over the largest file read, under this device's name is left alone, not read nor copied: the snapshot goes out as parts")
+    func directoryOrTooLargeUnderOwnName() throws {
+        for blocker in ["directory", "too large"] {
+            // Given phone's 10 records, and desk.json a directory, or a file over desk's limit
+            let sandbox = try Sandbox()
+            defer { sandbox.remove() }
+            try sandbox.write("phone.json", PartsTests.peerFile("phone", generation: 1, 0..<10))
+            let big = Wire.snapshot("desk", generation: 3, versions: (20..<40).map { Wire.version($0, by: "desk") })
+            if blocker == "directory" {
+                try FileManager.default.createDirectory(atPath: sandbox.shared + "/desk.json", withIntermediateDirectories: false)
+            } else {
+                try sandbox.write("desk.json", big)
+            }
+            let limit = Int64(big.count - 1)
+            let desk = try sandbox.device("desk", maxFileSize: limit)
+
+            // When desk merges, twice
+            let report = try desk.merge()
+            let again = try desk.merge()
+
+            // Then the merge succeeds, desk.json is as it was, and no copy of it was made
+            #expect(report.warnings.contains { $0.contains("desk.json is not replaced") }, "\(blocker): \(report.warnings)")
+            #expect(report.publishedFiles.count == 16, "\(blocker): \(report.publishedFiles)")
+            #expect(again.publishedFiles.isEmpty, "\(blocker): \(again.publishedFiles)")
+            if blocker == "directory" {
+                var isDirectory: ObjCBool = false
+                #expect(FileManager.default.fileExists(atPath: sandbox.shared + "/desk.json", isDirectory: &isDirectory) && isDirectory.boolValue)
+            } else {
+                #expect(try sandbox.read("desk.json") == big)
+            }
+            #expect(!FileManager.default.fileExists(atPath: sandbox.state() + "/replaced"), "\(blocker)")
+            // (a peer with a larger limit reads desk.json's records too)
+            #expect(try Self.idsReadByAPeer(sandbox).isSuperset(of: (0..<10).map(PartsTests.id)), "\(blocker)")
+        }
+    }
+
+    @Test("a file refused as too large is read once the limit allows it, unchanged as it is")
+    func tooLargeReadOnceAllowed() throws {
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        let file = PartsTests.peerFile("phone", generation: 1, 0..<10)
+        try sandbox.write("phone.json", file)
+        let small = try sandbox.device("desk", maxFileSize: Int64(file.count - 1))
+        let refused = try small.merge()
+        #expect(refused.sources.first { $0.name == "phone.json" }?.status == .rejected)
+        let larger = try sandbox.device("desk", maxFileSize: Int64(file.count))
+        let merged = try larger.merge()
+        #expect(merged.sources.first { $0.name == "phone.json" }?.status == .merged, "\(merged.sources)")
+        #expect(try larger.records().count == 10)
+    }
+
+    @Test("only this device's own temporary names are cleaned up: not device me.json's, nor a person's .desk.json.tmp")
+    func ownTemporaryNamesOnly() throws {
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        let desk = try sandbox.device("desk")
+        let own = [".desk.json.4242.whole.tmp", ".desk.json.17.A.tmp", ".desk.json.17.0F3C.tmp"]
+        let others = [".desk.json.json.4242.whole.tmp", ".desk.json.tmp", ".desk.json.x.whole.tmp", ".desk.json.17.G.tmp"]
+        for name in own + others { try sandbox.write(name, "{}") }
+        _ = try desk.merge()
+        let left = Set(try FileManager.default.contentsOfDirectory(atPath: sandbox.shared))
+        #expect(left.isDisjoint(with: own), "\(left)")
+        #expect(left.isSuperset(of: others), "\(left)")
+    }
 }

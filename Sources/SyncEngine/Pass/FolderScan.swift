@@ -41,7 +41,7 @@ extension SyncDevice {
         reading.wait()
         let (entries, ignored) = try listing.get()
         let (known, hasWritten) = try rows.withLock { $0! }.get()
-        findings.report.ignoredNames = ignored.filter { !$0.hasPrefix(".\(ownFileName).") }
+        findings.report.ignoredNames = ignored.filter { !isOwnTemporaryName($0) }
         removeStaleTemporaryFiles(among: ignored)
         findings.previousRows = known
         var changed: [(name: String, status: FileStatus)] = []
@@ -49,13 +49,17 @@ extension SyncDevice {
             guard let status = entry.status else { continue }
             findings.presentNames.insert(entry.name)
             if status.kind != .regular {
+                findings.notRegular[entry.name] = status
                 findings.report.sources.append(
                     SourceOutcome(
                         name: entry.name, status: .ignored,
                         reason: SnapshotFileReadError.notRegular(status.kind).description, rejectedRecords: []))
                 continue
             }
-            if let previous = known[entry.name], previous.hasSameStat(as: status), !rereadAll {
+            // A file refused as too large is read again once the limit allows it (raised since).
+            if let previous = known[entry.name], previous.hasSameStat(as: status), !rereadAll,
+                previous.problemKind != "too_large" || status.size > settings.maxFileSize
+            {
                 // Not read again, and its row kept as it was, so an idle pass writes nothing.
                 var row = previous
                 row.present = true

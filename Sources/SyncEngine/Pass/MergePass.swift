@@ -365,7 +365,7 @@ extension SyncDevice {
 
     /// Removes this device's own temporary files left by a process that was killed mid-publish.
     func removeStaleTemporaryFiles(among names: [String]) {
-        for name in names where name.hasPrefix(".\(ownFileName).") && name.hasSuffix(".tmp") {
+        for name in names where isOwnTemporaryName(name) {
             try? SystemCalls.remove(folder.path(of: name))
             logger.notice("removed a temporary file left by an interrupted publish", metadata: ["file": "\(name)"])
         }

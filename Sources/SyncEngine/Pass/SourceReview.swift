@@ -12,6 +12,9 @@ struct FolderFindings {
     var report = MergeReport()
     /// Entries present in the folder.
     var presentNames: Set<String> = []
+    /// Entries with a snapshot's name that are not regular files (a directory, a link, a FIFO):
+    /// never read, and never replaced by a publication.
+    var notRegular: [String: FileStatus] = [:]
     /// This device's own files (by part) that this pass read cleanly.
     var ownReads: [PartPrefix: OwnFileRead] = [:]
     /// The whole snapshots merged by the pass, with the digests of their elements that merged
@@ -19,6 +22,23 @@ struct FolderFindings {
     var mergedElements: [(name: String, elements: [MergedElement])] = []
     /// Live records in the store before this pass (for the mass-deletion valve), read when first needed.
     var liveRecords: Int?
+}
+
+extension FolderFindings {
+    /// The rows of the pass by name, and a row for each entry that is not a regular file (with
+    /// the problem kind `not_regular`; not one the store keeps): what a publication must leave alone.
+    var rowsByName: [String: StoredSource] {
+        var rows = Dictionary(self.rows.map { ($0.name, $0) }, uniquingKeysWith: { _, last in last })
+        for (name, status) in notRegular {
+            var row = StoredSource(
+                name: name, fileSystemDevice: status.fileSystemDevice, inode: status.inode, size: status.size,
+                modifiedNanos: status.modifiedNanos, changedNanos: status.changedNanos, lastSeenAt: 0)
+            row.lastProblem = SnapshotFileReadError.notRegular(status.kind).description
+            row.problemKind = "not_regular"
+            rows[name] = row
+        }
+        return rows
+    }
 }
 
 /// One of this device's own files as a pass read it: to tell whether it already holds what this

@@ -95,7 +95,7 @@ extension SyncDevice {
         }
         if layout.isEmpty { layout[.whole] = .some(nil) }
         let changed = try session.changedPrefixes()
-        let files = Dictionary(findings.rows.map { ($0.name, $0) }, uniquingKeysWith: { _, last in last })
+        let files = findings.rowsByName
         let dirty = layout.keys.sorted().filter { leaf in
             !isCurrent(leaf, layout[leaf] ?? nil, files)
                 || changed.contains { PartPrefix(value: $0, digits: PartPrefix.maximumDigits).isWithin(leaf) }
@@ -179,8 +179,16 @@ extension SyncDevice {
     /// content says which). The part is then written as its 16 children instead (``PartWriter``).
     func reasonNotToReplace(_ row: StoredSource?) -> String? {
         guard let row, row.present else { return nil }
-        if row.problemKind == "newer_format" {
+        switch row.problemKind {
+        case "newer_format":
             return "it holds a snapshot in a newer format, which is never overwritten (\(row.lastProblem ?? "newer format"))"
+        case "not_regular":
+            return "\(row.lastProblem ?? "it is not a regular file"), nor replaced; remove it or rename it"
+        case "too_large":
+            // Never read, so what it holds is unknown: neither overwritten nor copied whole.
+            return "\(row.lastProblem ?? "it is larger than the largest file read"); raise --max-file-size to merge it, or remove it"
+        default:
+            break
         }
         if let other = row.device, other != device.rawValue { return "it is device \(other)'s own file" }
         return nil
@@ -188,7 +196,8 @@ extension SyncDevice {
 
     /// Whether any of `names` holds a file this device must not write over.
     private func isAnyTaken(_ names: Set<String>, findings: FolderFindings) -> Bool {
-        findings.rows.contains { names.contains($0.name) && reasonNotToReplace($0) != nil }
+        let rows = findings.rowsByName
+        return names.contains { reasonNotToReplace(rows[$0]) != nil }
     }
 
     /// Whether a leaf's file in the folder is the one last written for it, read cleanly.
@@ -201,6 +210,18 @@ extension SyncDevice {
     /// starting with `.<device>.json.` like every temporary file of this device.
     func temporaryName(for part: PartPrefix) -> String {
         ".\(ownFileName).\(SystemCalls.processID).\(part.isWhole ? "whole" : part.rawValue).tmp"
+    }
+
+    /// Whether `name` is one of this device's temporary names (``temporaryName(for:)``, of any
+    /// process): `.<device>.json.<pid>.<whole or a prefix>.tmp`. Exactly that: device `me.json`'s
+    /// temporaries (`.me.json.json.…`) or a person's `.me.json.tmp` are not this device's.
+    func isOwnTemporaryName(_ name: String) -> Bool {
+        let start = ".\(ownFileName)."
+        guard name.hasPrefix(start), name.hasSuffix(".tmp") else { return false }
+        let middle = name.dropFirst(start.count).dropLast(".tmp".count).split(separator: ".", omittingEmptySubsequences: false)
+        guard middle.count == 2, !middle[0].isEmpty, middle[0].allSatisfy(\.isASCII), middle[0].allSatisfy(\.isNumber)
+        else { return false }
+        return middle[1] == "whole" || PartPrefix(String(middle[1])) != nil
     }
 
     /// This device's own files in the folder that `layout` does not use, and that this device

@@ -93,7 +93,7 @@ extension SyncDevice {
             let copy = "\(directory)/\(clock().milliseconds)-\(name)"
             do {
                 try SystemCalls.createDirectories(directory)
-                try SystemCalls.writeNewFile(copy, try folder.readSnapshotBytes(name, limit: .max).bytes)
+                try SystemCalls.writeNewFile(copy, try folder.readSnapshotBytes(name, limit: settings.maxFileSize).bytes)
                 notes.append("\(name) is replaced, and held what this device did not merge (\(problem)): a copy is kept at \(copy)")
             } catch {
                 notes.append("\(name) is replaced, and held what this device did not merge (\(problem)); no copy could be kept (\(error))")
