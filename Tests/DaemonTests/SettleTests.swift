@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 
 #if canImport(Glibc)
@@ -29,6 +30,43 @@ extension DaemonTests {
         // Then its record is merged and republished long before the settle delay would have ended
         #expect(eventually(within: 30) { published("renamed in", in: sandbox) }, "\(daemon.log)")
         #expect(daemon.stop() == 0, "\(daemon.log)")
+    }
+
+    @Test("a file written in place without a pause does not hold back another peer's file for ever: the pass runs after ten settle delays (at least 10 s)")
+    func endlessWriterDoesNotStarve() throws {
+        // Given syncd with a settle delay of 500 ms, and a file the folder's *.json written to every 100 ms
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        let daemon = try Daemon("desk", in: sandbox, settleMilliseconds: 500)
+        defer { daemon.stop() }
+        try daemon.waitUntilReady()
+        let descriptor = open(sandbox.shared + "/log.json", O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        try #require(descriptor >= 0)
+        let writing = Synchronization.Atomic<Bool>(true)
+        let writer = Thread {
+            while writing.load(ordering: .relaxed) {
+                _ = write(descriptor, "x", 1)
+                usleep(100_000)
+            }
+        }
+        writer.start()
+        defer {
+            writing.store(false, ordering: .relaxed)
+            usleep(200_000)
+            close(descriptor)
+        }
+        usleep(300_000)
+
+        // When a peer renames its file in, while that writing goes on
+        let bytes = Snapshots.file("phone", records: [(Snapshots.id(1), Snapshots.fields("not starved"))])
+        try Data(bytes).write(to: URL(fileURLWithPath: sandbox.shared + "/.phone.json.tmp"))
+        #expect(rename(sandbox.shared + "/.phone.json.tmp", sandbox.shared + "/phone.json") == 0)
+
+        // Then it is merged while the writer still writes, and the log says what was waited for
+        #expect(eventually(within: 90) { published("not starved", in: sandbox) }, "\(daemon.log)")
+        let stillWriting = writing.load(ordering: .relaxed)
+        #expect(stillWriting)
+        #expect(daemon.log.contains("still being written") && daemon.log.contains("log.json"), "\(daemon.log)")
     }
 
     @Test(

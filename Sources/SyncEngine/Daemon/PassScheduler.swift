@@ -81,6 +81,9 @@ final class PassScheduler: Sendable {
         }
     }
 
+    /// The shared files being written in place, by name.
+    var namesBeingWritten: [String] { state.withLock { $0.writing.keys.sorted() } }
+
     /// How long until no shared file has changed for `quiet`: zero once it has been quiet that long.
     ///
     /// Files often arrive in bursts (a peer splitting its snapshot publishes 16 parts at once; a

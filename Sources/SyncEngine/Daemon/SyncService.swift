@@ -94,12 +94,23 @@ public final class SyncService: Service, Sendable {
             let settle = timings.withLock { $0.settle }
             // Files written in place settle; the wait ends early when the last one is closed, and
             // at once on graceful shutdown (the next start rereads every file: nothing is lost).
-            await cancelWhenGracefulShutdown { [scheduler] in
+            // It is bounded: a file written without a pause (a log named *.json, a slow copy)
+            // must not hold back every other device's changes.
+            await cancelWhenGracefulShutdown { [scheduler, logger] in
+                let started = ContinuousClock.now
+                let longest = Self.longestSettleWait(settle)
                 while !Task.isCancelled {
                     let ticket = scheduler.settled.ticket
                     let wait = scheduler.remainingSettleTime(settle)
                     guard wait > .zero else { break }
-                    _ = await scheduler.settled.sleep(for: wait, unlessWokenSince: ticket)
+                    let left = longest - (ContinuousClock.now - started)
+                    guard left > .zero else {
+                        logger.notice(
+                            "files are still being written in place: merging now; each is read again when it changes",
+                            metadata: ["files": "\(scheduler.namesBeingWritten.joined(separator: " "))", "waited": "\(longest)"])
+                        break
+                    }
+                    _ = await scheduler.settled.sleep(for: min(wait, left), unlessWokenSince: ticket)
                 }
             }
             if Task.isShuttingDownGracefully { break }
@@ -148,6 +159,10 @@ public final class SyncService: Service, Sendable {
             try? await Task.sleep(for: wait)
         }
     }
+
+    /// The longest a pass waits for files written in place to settle: ten settle delays, and at
+    /// least 10 s.
+    static func longestSettleWait(_ settle: Duration) -> Duration { max(settle * 10, .seconds(10)) }
 
     /// How long the folder must be quiet for a burst to be over.
     static let burstQuiet = Duration.milliseconds(4)
