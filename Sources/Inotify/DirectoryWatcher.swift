@@ -25,7 +25,7 @@ public final class DirectoryWatcher: Sendable {
 
     /// What happened to an entry: whether its writer may still be at it.
     public enum EntryChange: Sendable, Hashable {
-        /// Written to in place (`IN_MODIFY`): more writes may follow.
+        /// Written to in place (`IN_MODIFY`), or created (`IN_CREATE`): more writes may follow.
         case written
         /// Done: closed after writing (`IN_CLOSE_WRITE`), renamed into the directory
         /// (`IN_MOVED_TO`, how atomic writers publish a complete file), renamed out or removed.
@@ -84,8 +84,13 @@ public final class DirectoryWatcher: Sendable {
     }
 
     /// The events a shared or state directory is watched for.
+    ///
+    /// `IN_CREATE` tells of a file that arrives by a hard link (`ln`, `cp -l`: no other event), and
+    /// counts as written (a writer that created it may follow); `IN_ATTRIB`, of a permission fixed
+    /// by `chmod` on a file that could not be read.
     static let mask =
-        IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_MODIFY | IN_DELETE_SELF | IN_MOVE_SELF
+        IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_MODIFY | IN_CREATE | IN_ATTRIB | IN_DELETE_SELF
+        | IN_MOVE_SELF
 
     private static func watch(_ directory: String) throws(InotifyError) {
         // A stale entry for a dead watch of the same path would make the library refuse it.
@@ -136,7 +141,7 @@ public final class DirectoryWatcher: Sendable {
         let name = UnsafeRawPointer(pointer).advanced(by: MemoryLayout<inotify_event>.size)
             .withMemoryRebound(to: CChar.self, capacity: length) { String(cString: $0) }
         return .entryChanged(
-            directory: path, name: name, change: mask & UInt32(IN_MODIFY) != 0 ? .written : .completed)
+            directory: path, name: name, change: mask & UInt32(IN_MODIFY | IN_CREATE) != 0 ? .written : .completed)
     }
 }
 

@@ -32,6 +32,21 @@ extension DaemonTests {
         #expect(daemon.stop() == 0, "\(daemon.log)")
     }
 
+    @Test("a peer's file that arrives by a hard link (no write, no rename: only IN_CREATE) is merged")
+    func hardLinkArrival() throws {
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        let daemon = try Daemon("desk", in: sandbox, settleMilliseconds: 100)
+        defer { daemon.stop() }
+        try daemon.waitUntilReady()
+        let outside = sandbox.path("phone-outside.json")
+        let bytes = Snapshots.file("phone", records: [(Snapshots.id(1), Snapshots.fields("linked in"))])
+        try Data(bytes).write(to: URL(fileURLWithPath: outside))
+        #expect(link(outside, sandbox.shared + "/phone.json") == 0)
+        #expect(eventually(within: 30) { published("linked in", in: sandbox) }, "\(daemon.log)")
+        #expect(daemon.stop() == 0, "\(daemon.log)")
+    }
+
     @Test("a file written in place without a pause does not hold back another peer's file for ever: the pass runs after ten settle delays (at least 10 s)")
     func endlessWriterDoesNotStarve() throws {
         // Given syncd with a settle delay of 500 ms, and a file the folder's *.json written to every 100 ms
