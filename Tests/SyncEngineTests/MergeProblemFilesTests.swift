@@ -210,4 +210,25 @@ struct MergeProblemFilesTests {
         let report = try sandbox.device().merge()
         #expect(report.source("phone.json")?.status == .merged && report.added == 1 && !report.hasRejections)
     }
+
+    @Test("A file whose name is not valid UTF-8 is listed as ignored (no snapshot has such a name); the rest merges without rejections")
+    func nameNotUTF8() throws {
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        let snapshot = Wire.snapshot("phone", generation: 1, versions: [Wire.version(1, by: "phone")])
+        try sandbox.write("phone.json", snapshot)
+        // "ph\xFFone.json" and a copy name with a bad byte, holding valid snapshots
+        for bytes in [Array("ph".utf8) + [0xFF] + Array("one.json".utf8), Array("phone (copy ".utf8) + [0xC3, 0x28] + Array(").json".utf8)] {
+            let path = Array(sandbox.shared.utf8) + [UInt8(ascii: "/")] + bytes + [0]
+            let descriptor = path.withUnsafeBufferPointer { $0.withMemoryRebound(to: CChar.self) { open($0.baseAddress!, O_WRONLY | O_CREAT, 0o644) } }
+            try #require(descriptor >= 0)
+            #expect(snapshot.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) } == snapshot.count)
+            close(descriptor)
+        }
+        let report = try sandbox.device().merge()
+        #expect(!report.hasRejections, "\(report.sources)")
+        #expect(report.ignoredNames.filter { $0.contains("\u{FFFD}") }.count == 2, "\(report.ignoredNames)")
+        #expect(report.source("phone.json")?.status == .merged)
+        #expect(report.sources.allSatisfy { !$0.name.contains("\u{FFFD}") }, "\(report.sources)")
+    }
 }

@@ -40,7 +40,7 @@ public struct SharedFolder: Sendable {
     /// Every entry whose name a reader considers (`*.json`, not starting with `.`), and how
     /// many others there were.
     public func candidates() throws -> (considered: [FolderEntry], ignored: [String]) {
-        let entries: [(name: String, status: FileStatus?)]
+        let entries: [(name: String, status: FileStatus?, isValidUTF8: Bool)]
         do {
             entries = try SystemCalls.directoryListing(path, wantsStatus: SourceFileName.isConsidered)
         } catch {
@@ -51,7 +51,7 @@ public struct SharedFolder: Sendable {
         // Sorted by index over the names: sorting the (name, status) tuples copied each through the
         // runtime's generic tuple witnesses, 10 % of a merge with nothing to do at 1,024 files.
         for entry in entries.map(\.name).indicesInUTF8Order().lazy.map({ entries[$0] }) {
-            guard SourceFileName.isConsidered(entry.name) else {
+            guard entry.isValidUTF8, SourceFileName.isConsidered(entry.name) else {
                 ignored.append(entry.name)
                 continue
             }

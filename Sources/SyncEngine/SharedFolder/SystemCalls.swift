@@ -361,17 +361,21 @@ enum SystemCalls {
     /// Where `d_name` is in a `dirent`.
     private static let nameOffset = MemoryLayout<dirent>.offset(of: \dirent.d_name)!
 
-    /// Every entry of a directory but `.` and `..` (names decoded leniently), each with its status
-    /// (`fstatat(2)` with `AT_SYMLINK_NOFOLLOW`, relative to the open directory: no path is looked
-    /// up again) when `wantsStatus` says so; nil for an entry that vanished meanwhile.
+    /// Every entry of a directory but `.` and `..`, each with its status (`fstatat(2)` with
+    /// `AT_SYMLINK_NOFOLLOW`, relative to the open directory: no path is looked up again) when
+    /// `wantsStatus` says so; nil for an entry that vanished meanwhile.
+    ///
+    /// A name that is not valid UTF-8 is listed repaired (U+FFFD for each bad byte), with
+    /// `isValidUTF8` false and no status: by that name it cannot be opened, and no snapshot's name
+    /// is one (device IDs are ASCII).
     static func directoryListing(_ path: String, wantsStatus: (String) -> Bool) throws(SystemCallError)
-        -> [(name: String, status: FileStatus?)]
+        -> [(name: String, status: FileStatus?, isValidUTF8: Bool)]
     {
         guard let directory = opendir(path) else { throw SystemCallError(call: "opendir", subject: path, errno: errno) }
         defer { closedir(directory) }
         let descriptor = dirfd(directory)
         var listed: [String] = []
-        var undecodedNames: [Int: [CChar]] = [:]
+        var invalidNames: Set<Int> = []
         while true {
             errno = 0
             guard let entry = readdir(directory) else {
@@ -383,16 +387,15 @@ enum SystemCalls {
             let namePointer = UnsafeRawPointer(entry).advanced(by: Self.nameOffset).assumingMemoryBound(to: CChar.self)
             let name = String(cString: namePointer)
             guard name != "." && name != ".." else { continue }
-            // A name that is not valid UTF-8 was repaired on its way into a String: its status is
-            // looked up by the bytes the directory holds.
+            // A name that is not valid UTF-8 was repaired on its way into a String.
             let length = strlen(namePointer)
             if !name.utf8.elementsEqual(UnsafeRawBufferPointer(start: namePointer, count: length)) {
-                undecodedNames[listed.count] = Array(UnsafeBufferPointer(start: namePointer, count: length + 1))
+                invalidNames.insert(listed.count)
             }
             listed.append(name)
         }
-        let (names, undecoded) = (listed, undecodedNames)
-        let wanted = names.indices.filter { wantsStatus(names[$0]) }
+        let names = listed
+        let wanted = names.indices.filter { !invalidNames.contains($0) && wantsStatus(names[$0]) }
         // The statuses, in a stretch of the wanted names per core when there are many: the
         // stat(2)s of 196,608 parts took a third of a second on one core.
         let stretches = wanted.count >= 512 ? min(processorsOnline, 8) : 1
@@ -403,12 +406,7 @@ enum SystemCalls {
             statuses.reserveCapacity(range.count)
             for index in range {
                 var raw = stat()
-                let ok =
-                    if !undecoded.isEmpty, let bytes = undecoded[wanted[index]] {
-                        bytes.withUnsafeBufferPointer { fstatat(descriptor, $0.baseAddress!, &raw, AT_SYMLINK_NOFOLLOW) == 0 }
-                    } else {
-                        names[wanted[index]].withCString { fstatat(descriptor, $0, &raw, AT_SYMLINK_NOFOLLOW) == 0 }
-                    }
+                let ok = names[wanted[index]].withCString { fstatat(descriptor, $0, &raw, AT_SYMLINK_NOFOLLOW) == 0 }
                 statuses.append(ok ? FileStatus(raw) : nil)
             }
             found.withLock { $0[stretch] = statuses }
@@ -419,7 +417,7 @@ enum SystemCalls {
             statusOfStretch(0)
         }
         let statuses = found.withLock { $0 }.joined()
-        var entries = names.map { (name: $0, status: FileStatus?.none) }
+        var entries = names.indices.map { (name: names[$0], status: FileStatus?.none, isValidUTF8: !invalidNames.contains($0)) }
         for (index, status) in zip(wanted, statuses) { entries[index].status = status }
         return entries
     }
