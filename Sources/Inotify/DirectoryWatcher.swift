@@ -150,6 +150,13 @@ public enum InotifyError: Error, Sendable, CustomStringConvertible {
     case initialization(errno: Int32)
     case watch(directory: String, errno: Int32)
 
+    /// The directory that cannot be watched for a reason of its own (its permissions, gone), not
+    /// for the system's limit on watches.
+    public var unwatchableDirectory: String? {
+        if case .watch(let directory, let code) = self, code != ENOSPC { return directory }
+        return nil
+    }
+
     public var description: String {
         switch self {
         case .initialization(let code):

@@ -53,9 +53,16 @@ public final class SyncService: Service, Sendable {
 
     public func run() async throws {
         let remote = RemoteFileSystem.name(of: device.folder.path)
-        let watcher = try DirectoryWatcher(
-            directories: [device.folder.path, device.settings.stateDirectory],
-            wakeFile: device.settings.stateDirectory + "/watcher.wake")
+        let watcher: DirectoryWatcher
+        do {
+            watcher = try DirectoryWatcher(
+                directories: [device.folder.path, device.settings.stateDirectory],
+                wakeFile: device.settings.stateDirectory + "/watcher.wake")
+        } catch {
+            // The folder cannot be read (its permissions): a folder problem, as syncctl reports it.
+            guard error.unwatchableDirectory == device.folder.path else { throw error }
+            throw EngineError.sharedFolderMissing(path: device.folder.path, reason: error.description)
+        }
         if let remote {
             logger.notice(
                 "the shared folder is on \(remote): inotify does not see other machines' changes there, so it is scanned every \(timings.withLock { $0.pollInterval })",

@@ -24,7 +24,7 @@ public enum EngineError: Error, Sendable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .sharedFolderMissing(let path, let reason):
-            "the shared folder \(path) cannot be used (\(reason)); check --shared, and that the drive is mounted. Nothing was changed"
+            "the shared folder \(path) cannot be used (\(reason)); check --shared, that the drive is mounted, and that this user may read and write the folder. Nothing was changed"
         case .stateDirectoryUnusable(let path, let reason):
             "the state directory \(path) cannot be used (\(reason)); check --state and its permissions"
         case .stateInsideShared(let state, let shared):
