@@ -68,5 +68,5 @@ public struct UsageProblem: Error {
 /// Prints one line to standard error, prefixed with the program's name so it stands out in logs.
 public func printError(_ message: String) {
     let program = (CommandLine.arguments.first ?? "syncctl").split(separator: "/").last.map(String.init) ?? "syncctl"
-    FileHandle.standardError.write(Data("\(program): \(message)\n".utf8))
+    FileHandle.standardError.write(Data("\(program): \(TextLine.escapingControls(message))\n".utf8))
 }

@@ -57,5 +57,6 @@ private func printConflict(_ record: ReadOnly.Record) {
             }
         }
     }
-    print("  resolve with: syncctl resolve \(record.id) --take N\n")
+    print("  resolve with: syncctl resolve \(record.id) --take N")
+    print("")
 }

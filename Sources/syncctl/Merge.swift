@@ -48,7 +48,7 @@ extension SyncctlCommand {
                 let report = try device.merge(rereadAll: reread, acceptDeletions: Set(acceptDeletions))
                 hasRejections = report.hasRejections
                 if output.json {
-                    print(MergeReportJSON.text(of: report))
+                    Swift.print(MergeReportJSON.text(of: report))
                 } else {
                     printMergeSummary(report, device: device)
                 }

@@ -2,17 +2,29 @@ import ArgumentParser
 import Foundation
 import SnapshotFormat
 import SyncCommandLine
+import SyncEngine
+
+/// Prints one line of text for people, its control characters shown escaped (`\u{1B}`).
+///
+/// Every text `print` of syncctl comes here (a String argument prefers this one to the
+/// standard library's): file names and the reasons that quote them are chosen by anyone who can
+/// write the shared folder, and a raw newline, carriage return or escape sequence in one could
+/// forge a line of the report or rewrite the terminal. JSON output goes out through
+/// `Swift.print`: JSON escapes them itself.
+func print(_ line: String) {
+    Swift.print(TextLine.escapingControls(line))
+}
 
 /// Prints a Codable value as pretty JSON with sorted keys.
 func printJSON(_ value: some Encodable) throws {
     let encoder = JSONEncoder()
     encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-    print(String(decoding: try encoder.encode(value), as: UTF8.self))
+    Swift.print(String(decoding: try encoder.encode(value), as: UTF8.self))
 }
 
 /// Prints a JSON value (verbatim records) as RFC 8785 text that any I-JSON reader accepts.
 func printCanonical(_ value: JSONValue) {
-    print(value.interchangeString)
+    Swift.print(value.interchangeString)
 }
 
 /// Bytes for standard output, written out a megabyte at a time: a command that prints every

@@ -147,6 +147,23 @@ struct ExitCodeTests {
         #expect(try workspace.run(["list"] + workspace.location()).stdout.contains(id))
     }
 
+    @Test("control characters in a file name are shown escaped in text output, never raw: a name cannot forge a line of the report")
+    func controlCharactersEscaped() throws {
+        let workspace = try Workspace()
+        defer { workspace.remove() }
+        let forged = "x\nmerged    p9.json phone, generation 7\u{1B}[2K.json"
+        try workspace.write(forged, Array("{}".utf8))
+        let merge = try workspace.run(["merge"] + workspace.location())
+        #expect(merge.status == 3, "\(merge)")
+        #expect(!merge.stdout.contains("\nmerged    p9.json") && !merge.stdout.contains("\u{1B}"), "\(merge.stdout)")
+        #expect(merge.stdout.contains("x\\u{A}merged"), "\(merge.stdout)")
+        let status = try workspace.run(["status"] + workspace.location())
+        #expect(!status.stdout.contains("\u{1B}") && status.stdout.contains("\\u{1B}"), "\(status.stdout)")
+        // JSON says it as JSON does
+        let json = try workspace.run(["merge", "--json"] + workspace.location())
+        #expect(json.stdout.contains("x\\nmerged"), "\(json.stdout)")
+    }
+
     @Test("a wrong command line exits 64")
     func usage() throws {
         let workspace = try Workspace()

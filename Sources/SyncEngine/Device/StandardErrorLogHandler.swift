@@ -45,10 +45,11 @@ public struct StandardErrorLogHandler: LogHandler {
 
     public func log(event: LogEvent) {
         var line = underJournald ? "<\(Self.syslogPriority(event.level))>" : Self.timestamp() + " "
-        line += "\(event.level) \(label): \(event.message)"
+        // Escaped: a file name with a newline must not split the journal's line, nor forge one.
+        line += "\(event.level) \(label): \(TextLine.escapingControls("\(event.message)"))"
         let merged = metadata.merging(event.metadata ?? [:]) { $1 }
         for (key, value) in merged.sorted(by: { $0.key < $1.key }) {
-            line += " \(key)=\(Self.quotedIfNeeded("\(value)"))"
+            line += " \(key)=\(Self.quotedIfNeeded(TextLine.escapingControls("\(value)")))"
         }
         FileHandle.standardError.write(Data((line + "\n").utf8))
     }
