@@ -66,6 +66,81 @@ extension DaemonTests {
         #expect(daemon.stop() == 0, "\(daemon.log)")
     }
 
+    @Test("the shared folder's symbolic link re-pointed while syncd runs (no inotify event) is followed: the new directory is watched and read")
+    func folderLinkRepointed() throws {
+        // Given the shared folder a link to directory A, and syncd running on it
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        let (first, second) = (sandbox.path("A"), sandbox.path("B"))
+        try FileManager.default.createDirectory(atPath: first, withIntermediateDirectories: false)
+        try FileManager.default.createDirectory(atPath: second, withIntermediateDirectories: false)
+        try FileManager.default.removeItem(atPath: sandbox.shared)
+        try FileManager.default.createSymbolicLink(atPath: sandbox.shared, withDestinationPath: first)
+        let daemon = try Daemon("desk", in: sandbox)
+        defer { daemon.stop() }
+        try daemon.waitUntilReady()
+        #expect(FileManager.default.fileExists(atPath: first + "/desk.json"))
+
+        // When B holds a peer's file and the link is re-pointed to B (ln -sfn: a new link renamed over)
+        let bytes = Snapshots.file("laptop", records: [(Snapshots.id(1), Snapshots.fields("behind the link"))])
+        try Data(bytes).write(to: URL(fileURLWithPath: second + "/laptop.json"))
+        try FileManager.default.createSymbolicLink(atPath: sandbox.path("link.new"), withDestinationPath: second)
+        #expect(rename(sandbox.path("link.new"), sandbox.shared) == 0)
+
+        // Then syncd merges it and publishes its own file in B, and the log says why
+        let followed = eventually(within: 60) {
+            Snapshots.published(FileManager.default.contents(atPath: second + "/desk.json").map(Array.init))?.records
+                .map(Snapshots.recordID) == [Snapshots.id(1)]
+        }
+        #expect(followed, "\(daemon.log)")
+        #expect(daemon.log.contains("names another directory now"), "\(daemon.log)")
+        #expect(daemon.stop() == 0, "\(daemon.log)")
+    }
+
+    @Test(
+        "a shared folder that is a mount point: unmounted, nothing is published on the bare directory; mounted again (no inotify event), it is watched and read",
+        .enabled(if: canMountTemporaryFileSystems(), "mounting a tmpfs needs root and a system that allows it")
+    )
+    func folderRemounted() throws {
+        // Given the shared folder a mounted file system, and syncd running on it
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        try #require(mountTemporaryFileSystem(on: sandbox.shared))
+        var mounted = true
+        defer { if mounted { umount(sandbox.shared) } }
+        let daemon = try Daemon("desk", in: sandbox)
+        defer { daemon.stop() }
+        try daemon.waitUntilReady()
+        try #require(sandbox.read("desk.json") != nil)
+
+        // When it is unmounted
+        #expect(umount(sandbox.shared) == 0)
+        mounted = false
+        let noticed = daemon.notify.wait(for: 30) { $0.hasPrefix("STATUS=") && $0.contains("is missing") }
+        #expect(noticed, "\(daemon.notify.texts)\n\(daemon.log)")
+        // Then nothing is published on the bare directory under it, even when a rescan is asked for
+        daemon.launched.signal(SIGHUP)
+        usleep(1_500_000)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.shared).isEmpty, "\(daemon.log)")
+
+        // When a file system holding a peer's file is mounted there (inotify says nothing)
+        let staging = sandbox.path("staging")
+        try FileManager.default.createDirectory(atPath: staging, withIntermediateDirectories: false)
+        try #require(mountTemporaryFileSystem(on: staging))
+        defer { umount(staging) }
+        try Data(Snapshots.file("laptop", records: [(Snapshots.id(1), Snapshots.fields("mounted"))]))
+            .write(to: URL(fileURLWithPath: staging + "/laptop.json"))
+        #expect(mount(staging, sandbox.shared, nil, UInt(MS_BIND), nil) == 0)
+        mounted = true
+
+        // Then syncd watches it again, merges the peer's file and publishes its own there
+        let merged = eventually(within: 60) {
+            Snapshots.published(sandbox.read("desk.json"))?.records.map(Snapshots.recordID) == [Snapshots.id(1)]
+        }
+        #expect(merged, "\(daemon.log)")
+        #expect(daemon.stop() == 0, "\(daemon.log)")
+    }
+
     @Test(
         "the shared folder deleted and recreated while syncd runs is watched again: a peer's file written there is merged and syncd republishes its own file"
     )
@@ -112,4 +187,19 @@ extension DaemonTests {
         #expect(stored.map(Snapshots.recordID) == [Snapshots.id(1), Snapshots.id(2)])
         #expect(daemon.stop() == 0, "\(daemon.log)")
     }
+}
+
+/// Mounts an empty tmpfs on `path`; false when the system does not allow it.
+func mountTemporaryFileSystem(on path: String) -> Bool {
+    mount("snapshotsync-test", path, "tmpfs", 0, "size=16m") == 0
+}
+
+/// Whether this process may mount a tmpfs (root, and a system that allows it): tried once.
+func canMountTemporaryFileSystems() -> Bool {
+    let probe = "/tmp/syncd-test-mount-probe-\(getpid())"
+    guard mkdir(probe, 0o700) == 0 else { return false }
+    defer { rmdir(probe) }
+    guard mountTemporaryFileSystem(on: probe) else { return false }
+    umount(probe)
+    return true
 }

@@ -32,6 +32,7 @@ extension SyncService {
                 send("STATUS=shared folder \(folder) is missing; waiting for it")
                 await waitForDirectory(folder)
                 guard !Task.isCancelled else { return }
+                watchedFolder.withLock { $0 = DirectoryIdentity(of: folder) }
                 watcher.rewatch(folder)
                 logger.notice("the shared folder is back: watching it again", metadata: ["folder.path": "\(folder)"])
                 scheduler.request { $0.rereadAll = true }
@@ -41,10 +42,45 @@ extension SyncService {
         }
     }
 
-    /// Sleeps (cancellably) until `path` is a directory again.
+    /// Sleeps (cancellably) until `path` is the folder again: a directory, and, when it was a
+    /// mount point, one again (the bare directory under an unmounted file system is not the
+    /// folder: nothing is published there).
     private func waitForDirectory(_ path: String) async {
-        while !Task.isCancelled && !SystemCalls.isDirectory(path) {
+        while !Task.isCancelled && !isFolderThere(path) {
             try? await Task.sleep(for: .seconds(1))
+        }
+    }
+
+    private func isFolderThere(_ path: String) -> Bool {
+        SystemCalls.isDirectory(path) && !isBareMountPoint(path)
+    }
+
+    /// Whether `path`, a mount point when syncd started, is the bare directory under it now.
+    func isBareMountPoint(_ path: String) -> Bool {
+        folderIsMountPoint.withLock { $0 } && SystemCalls.isDirectory(path) && !DirectoryIdentity.isMountPoint(path)
+    }
+
+    /// Watches the shared folder again when its path comes to name another directory without an
+    /// event inotify reports (inotify follows a directory, not its path): a file system mounted on
+    /// it after syncd started or again after an unmount, a symbolic link re-pointed (`ln -sfn`).
+    /// Every file is then read again.
+    func followFolderPath(watcher: DirectoryWatcher, every interval: Duration) async {
+        let folder = device.folder.path
+        while !Task.isCancelled {
+            do {
+                try await Task.sleep(for: interval)
+            } catch {
+                return
+            }
+            guard isFolderThere(folder), let now = DirectoryIdentity(of: folder),
+                watchedFolder.withLock({ $0 }) != now
+            else { continue }
+            watchedFolder.withLock { $0 = now }
+            watcher.rewatch(folder)
+            logger.notice(
+                "the shared folder's path names another directory now (a file system mounted on it, or a link re-pointed): watching it and reading every file again",
+                metadata: ["folder.path": "\(folder)"])
+            scheduler.request { $0.rereadAll = true }
         }
     }
 
@@ -90,5 +126,23 @@ extension SyncService {
             send("READY=1")
             scheduler.request { $0.rereadAll = true }
         }
+    }
+}
+
+/// Which directory a path names: its file system and inode.
+struct DirectoryIdentity: Equatable, Sendable {
+    var fileSystemDevice: Int64
+    var inode: Int64
+
+    /// The directory `path` names now (links followed), nil when it names none.
+    init?(of path: String) {
+        guard let status = try? SystemCalls.status(path), status.kind == .directory else { return nil }
+        (fileSystemDevice, inode) = (status.fileSystemDevice, status.inode)
+    }
+
+    /// Whether `path` is a directory on another file system than its parent: a mount point.
+    static func isMountPoint(_ path: String) -> Bool {
+        guard let own = DirectoryIdentity(of: path), let parent = DirectoryIdentity(of: path + "/..") else { return false }
+        return own.fileSystemDevice != parent.fileSystemDevice
     }
 }

@@ -25,6 +25,12 @@ public final class SyncService: Service, Sendable {
     let metrics: DaemonMetrics?
     /// Whether the last write of the metrics file failed (said once, until it works again).
     let metricsFailing = Mutex(false)
+    /// The directory the shared folder's path named when it was last watched (see
+    /// ``followFolderPath(watcher:every:)``).
+    let watchedFolder = Mutex<DirectoryIdentity?>(nil)
+    /// Whether the shared folder was a mount point when syncd started: its path then names a bare
+    /// directory of the parent file system while it is unmounted, which is not the folder.
+    let folderIsMountPoint = Mutex(false)
 
     /// What the daemon has done, for `STATUS=` and the log.
     struct PassStatistics: Sendable {
@@ -63,6 +69,8 @@ public final class SyncService: Service, Sendable {
             guard error.unwatchableDirectory == device.folder.path else { throw error }
             throw EngineError.sharedFolderMissing(path: device.folder.path, reason: error.description)
         }
+        watchedFolder.withLock { $0 = DirectoryIdentity(of: device.folder.path) }
+        folderIsMountPoint.withLock { $0 = DirectoryIdentity.isMountPoint(device.folder.path) }
         if let remote {
             logger.notice(
                 "the shared folder is on \(remote): inotify does not see other machines' changes there, so it is scanned every \(timings.withLock { $0.pollInterval })",
@@ -84,6 +92,7 @@ public final class SyncService: Service, Sendable {
                 group.addTask { await self.pingWatchdog(every: interval) }
             }
             group.addTask { await self.reloadOnHangup() }
+            group.addTask { await self.followFolderPath(watcher: watcher, every: Self.folderPathCheckInterval) }
             await runPasses()
             send("STOPPING=1")
             watcher.stop()
@@ -171,6 +180,9 @@ public final class SyncService: Service, Sendable {
     /// least 10 s.
     static func longestSettleWait(_ settle: Duration) -> Duration { max(settle * 10, .seconds(10)) }
 
+    /// How often the shared folder's path is checked for naming another directory.
+    static let folderPathCheckInterval = Duration.seconds(10)
+
     /// How long the folder must be quiet for a burst to be over.
     static let burstQuiet = Duration.milliseconds(4)
     /// The longest a pass waits for a burst to end.
@@ -190,9 +202,15 @@ public final class SyncService: Service, Sendable {
             if !changed && !request.folderChanged && !request.rereadAll { return nil }
         }
         let started = ContinuousClock.now
+        let unmounted = isBareMountPoint(device.folder.path) ? "it is not mounted (it was a mount point when syncd started)" : nil
         let outcome: Result<MergeReport, any Error> = await withCheckedContinuation { done in
             DispatchQueue.global(qos: .utility).async {
-                done.resume(returning: Result { try device.merge(rereadAll: request.rereadAll) })
+                done.resume(
+                    returning: Result {
+                        // A bare mount point is not the folder: nothing is read from or published to it.
+                        if let unmounted { throw EngineError.sharedFolderMissing(path: device.folder.path, reason: unmounted) }
+                        return try device.merge(rereadAll: request.rereadAll)
+                    })
             }
         }
         writeMetrics(outcome, took: ContinuousClock.now - started)
