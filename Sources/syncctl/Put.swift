@@ -83,7 +83,7 @@ func printEditReport(_ report: EditReport, json: Bool) {
         print(report.id)
         for note in report.notes { printError("note: \(note)") }
         if report.merge.hasRejections {
-            printError("note: some files or records in the shared folder were rejected; see syncctl merge")
+            printError("note: some files or records in the shared folder were not merged (rejected, skipped or held back); syncctl merge says which and why")
         }
     }
 }

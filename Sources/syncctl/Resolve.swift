@@ -91,7 +91,7 @@ extension SyncctlCommand {
                 for kept in report.kept { print("kept     \(kept.name): \(kept.reason)") }
                 if report.removed.isEmpty && report.kept.isEmpty { print("No sync-tool copies in the folder.") }
                 if report.merge.hasRejections {
-                    printError("note: some files or records in the shared folder were rejected; see syncctl merge")
+                    printError("note: some files or records in the shared folder were not merged (rejected, skipped or held back); syncctl merge says which and why")
                 }
             }
         }
