@@ -108,7 +108,7 @@ extension StrictJSONParser {
             defer { swap(&order, &memberOrder) }
             order.removeAll(keepingCapacity: true)
             order.append(contentsOf: firstMember..<memberSpans.count)
-            order.sort { keyPrecedes(memberSpans[$0], memberSpans[$1]) }
+            sortByKey(&order)
             for (previous, next) in zip(order, order.dropFirst())
             where !keyPrecedes(memberSpans[previous], memberSpans[next]) {
                 let key = String(decoding: keyBytes[memberSpans[next].keyStart..<memberSpans[next].keyEnd], as: UTF8.self)
@@ -142,6 +142,40 @@ extension StrictJSONParser {
         keyBytes.removeSubrange(firstKeyByte...)
     }
 
+    /// Sorts the members `order` (indices into ``memberSpans``) by their keys, as
+    /// ``keyPrecedes(_:_:)`` orders them.
+    ///
+    /// Each key's first 8 bytes, read as one big-endian integer (zeros past its end), decide most
+    /// comparisons at once; equal ones go on to the whole keys. (A generic objects' worth of keys
+    /// out of order, 200 shuffled names per record or one object of 400,000 keys, spent most of a
+    /// merge comparing keys byte by byte.) When a key's first bytes hold a lead byte from EE up,
+    /// where UTF-16 order can differ from byte order, every comparison takes the whole keys.
+    private func sortByKey(_ order: inout [Int]) {
+        struct Keyed {
+            var prefix: UInt64
+            var member: Int
+        }
+        var highLead = false
+        var keyed = keyBytes.withUnsafeBufferPointer { bytes in
+            order.map { member -> Keyed in
+                let span = memberSpans[member]
+                var prefix: UInt64 = 0
+                for i in 0..<8 {
+                    let byte: UInt8 = span.keyStart + i < span.keyEnd ? bytes[span.keyStart + i] : 0
+                    if byte >= 0xEE { highLead = true }
+                    prefix = prefix << 8 | UInt64(byte)
+                }
+                return Keyed(prefix: prefix, member: member)
+            }
+        }
+        if highLead {
+            order.sort { keyPrecedes(memberSpans[$0], memberSpans[$1]) }
+            return
+        }
+        keyed.sort { $0.prefix != $1.prefix ? $0.prefix < $1.prefix : keyPrecedes(memberSpans[$0.member], memberSpans[$1.member]) }
+        for i in order.indices { order[i] = keyed[i].member }
+    }
+
     /// Whether the key of `lhs` sorts strictly before the key of `rhs` by UTF-16 code units
     /// (RFC 8785). UTF-8 byte order is code point order, which differs from UTF-16 order only
     /// between U+E000…U+FFFF (lead bytes EE, EF) and supplementary characters (F0…F4); the first
@@ -149,8 +183,19 @@ extension StrictJSONParser {
     private func keyPrecedes(_ lhs: MemberSpan, _ rhs: MemberSpan) -> Bool {
         let leftCount = lhs.keyEnd - lhs.keyStart
         let rightCount = rhs.keyEnd - rhs.keyStart
+        let common = min(leftCount, rightCount)
+        guard common > 0 else { return leftCount < rightCount }
         return keyBytes.withUnsafeBufferPointer { bytes in
+            // Eight bytes at a time to the first word that differs: keys often share a long
+            // beginning (namespaced names).
+            let base = UnsafeRawPointer(bytes.baseAddress!)
             var i = 0
+            while i + 8 <= common,
+                base.loadUnaligned(fromByteOffset: lhs.keyStart + i, as: UInt64.self)
+                    == base.loadUnaligned(fromByteOffset: rhs.keyStart + i, as: UInt64.self)
+            {
+                i += 8
+            }
             while i < leftCount, i < rightCount {
                 let a = bytes[lhs.keyStart + i]
                 let b = bytes[rhs.keyStart + i]

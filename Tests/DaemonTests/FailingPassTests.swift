@@ -10,13 +10,15 @@ extension DaemonTests {
         "passes that keep failing are retried less and less often, not at every event; once the cause is gone, syncd publishes"
     )
     func failingPassesBackOff() throws {
-        // Given a directory where syncd's own file should be: every pass merges, then fails to publish
+        // Given a directory where syncd's next temporary file goes (a dot name, which no watcher
+        // reports): every pass merges, then fails to publish
         let sandbox = try Sandbox()
         defer { sandbox.remove() }
-        try FileManager.default.createDirectory(atPath: sandbox.shared + "/desk.json", withIntermediateDirectories: false)
         let daemon = try Daemon("desk", in: sandbox)
         defer { daemon.stop() }
         try daemon.waitUntilReady()
+        let obstacle = sandbox.shared + "/.desk.json.\(daemon.pid).whole.tmp"
+        try FileManager.default.createDirectory(atPath: obstacle, withIntermediateDirectories: false)
         let failures = { daemon.log.components(separatedBy: "merge pass failed").count - 1 }
 
         // When a peer rewrites its file every 100 ms for 4 s
@@ -34,7 +36,7 @@ extension DaemonTests {
         #expect(failures() <= 6, "\(failures()) failed passes in 4 s:\n\(daemon.log)")
         #expect(daemon.log.contains("waiting before the next pass"), "\(daemon.log)")
         // And once the directory is gone, a later pass publishes every record of the peer's last file
-        try FileManager.default.removeItem(atPath: sandbox.shared + "/desk.json")
+        try FileManager.default.removeItem(atPath: obstacle)
         let published = eventually(within: 40, every: 0.2) {
             guard let data = FileManager.default.contents(atPath: sandbox.shared + "/desk.json") else { return false }
             return String(decoding: data, as: UTF8.self).contains("item 40")

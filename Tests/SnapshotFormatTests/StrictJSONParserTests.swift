@@ -304,6 +304,41 @@ struct StrictJSONParserTests {
         }
     }
 
+    @Test("members out of order are written in UTF-16 key order, as the tree writes them: keys sharing 8-byte beginnings, shorter than 8 bytes, holding NUL, U+E000 and up, or supplementary characters")
+    func membersSortedByKey() throws {
+        // A fixed sequence (SplitMix64), so that a failure repeats
+        var state: UInt64 = 0x5EED
+        func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+        let low = ["", "a", "b", "\\u0000", "é", "z", "namespace.", "namespace.long.", "1234567", "12345678", "A", "~", "\\u007f"]
+        let high = low + ["\\uE000", "\\uFFFF", "😀", "\\ud83d\\ude00"]
+        // Keys of low pieces only (every comparison by the 8-byte beginnings first), and with high ones
+        for (pieces, count) in [low, high].flatMap({ pieces in [2, 3, 9, 50, 300].map { (pieces, $0) } }) {
+            for _ in 0..<20 {
+                var keys = Set<String>()
+                var texts: [String] = []
+                while keys.count < count {
+                    let text = (0..<Int(next() % 5)).map { _ in pieces[Int(next() % UInt64(pieces.count))] }.joined()
+                    let key = try StrictJSON.parse("\"" + text + "\"")
+                    guard case .string(let decoded) = key, keys.insert(decoded).inserted else { continue }
+                    texts.append(text)
+                }
+                let document = "{" + texts.enumerated().map { "\"\($0.element)\": \($0.offset)" }.joined(separator: ", ") + "}"
+                let bytes = Array(document.utf8)
+                let streamed = try StrictJSON.interchangeBytes(of: bytes)
+                #expect(try streamed == StrictJSON.parse(bytes).interchangeBytes, "\(document)")
+                guard case .object(let written) = try StrictJSON.parse(streamed) else { Issue.record("not an object"); continue }
+                let order = written.map(\.key)
+                #expect(zip(order, order.dropFirst()).allSatisfy { Array($0.utf16).lexicographicallyPrecedes(Array($1.utf16)) }, "\(order)")
+            }
+        }
+    }
+
     @Test("the four JSON whitespace characters are allowed around every token")
     func whitespace() throws {
         let value = try parsed(" \t\n\r{ \t\n\r\"a\" \t\n\r: \t\n\r[ \t\n\r1 \t\n\r, \t\n\rnull \t\n\r] \t\n\r} \t\n\r")
