@@ -145,11 +145,12 @@ extension StrictJSONParser {
     /// Sorts the members `order` (indices into ``memberSpans``) by their keys, as
     /// ``keyPrecedes(_:_:)`` orders them.
     ///
-    /// Each key's first 8 bytes, read as one big-endian integer (zeros past its end), decide most
-    /// comparisons at once; equal ones go on to the whole keys. (A generic objects' worth of keys
-    /// out of order, 200 shuffled names per record or one object of 400,000 keys, spent most of a
-    /// merge comparing keys byte by byte.) When a key's first bytes hold a lead byte from EE up,
-    /// where UTF-16 order can differ from byte order, every comparison takes the whole keys.
+    /// The keys' first 8 bytes after the beginning they all share (`"org.example.settings."`),
+    /// read as one big-endian integer (zeros past a key's end), decide most comparisons at once;
+    /// equal ones go on to the whole keys. (An object's keys out of order, 200 shuffled names per
+    /// record or one object of 400,000 keys, spent most of a merge comparing keys byte by byte.)
+    /// When those bytes hold a lead byte from EE up, where UTF-16 order can differ from byte
+    /// order, every comparison takes the whole keys.
     private func sortByKey(_ order: inout [Int]) {
         struct Keyed {
             var prefix: UInt64
@@ -157,10 +158,16 @@ extension StrictJSONParser {
         }
         var highLead = false
         var keyed = keyBytes.withUnsafeBufferPointer { bytes in
-            order.map { member -> Keyed in
+            let first = memberSpans[order[0]]
+            var shared = first.keyEnd - first.keyStart
+            for member in order.dropFirst() where shared > 0 {
+                let span = memberSpans[member]
+                shared = Self.commonLength(bytes, first.keyStart, span.keyStart, min(shared, span.keyEnd - span.keyStart))
+            }
+            return order.map { member -> Keyed in
                 let span = memberSpans[member]
                 var prefix: UInt64 = 0
-                for i in 0..<8 {
+                for i in shared..<shared + 8 {
                     let byte: UInt8 = span.keyStart + i < span.keyEnd ? bytes[span.keyStart + i] : 0
                     if byte >= 0xEE { highLead = true }
                     prefix = prefix << 8 | UInt64(byte)
@@ -176,6 +183,22 @@ extension StrictJSONParser {
         for i in order.indices { order[i] = keyed[i].member }
     }
 
+    /// How many bytes from `left` and `right` in `bytes` are equal, up to `limit`: eight at a time,
+    /// then one at a time.
+    private static func commonLength(_ bytes: UnsafeBufferPointer<UInt8>, _ left: Int, _ right: Int, _ limit: Int) -> Int {
+        guard limit > 0 else { return 0 }
+        let base = UnsafeRawPointer(bytes.baseAddress!)
+        var i = 0
+        while i + 8 <= limit,
+            base.loadUnaligned(fromByteOffset: left + i, as: UInt64.self)
+                == base.loadUnaligned(fromByteOffset: right + i, as: UInt64.self)
+        {
+            i += 8
+        }
+        while i < limit, bytes[left + i] == bytes[right + i] { i += 1 }
+        return i
+    }
+
     /// Whether the key of `lhs` sorts strictly before the key of `rhs` by UTF-16 code units
     /// (RFC 8785). UTF-8 byte order is code point order, which differs from UTF-16 order only
     /// between U+E000…U+FFFF (lead bytes EE, EF) and supplementary characters (F0…F4); the first
@@ -186,16 +209,8 @@ extension StrictJSONParser {
         let common = min(leftCount, rightCount)
         guard common > 0 else { return leftCount < rightCount }
         return keyBytes.withUnsafeBufferPointer { bytes in
-            // Eight bytes at a time to the first word that differs: keys often share a long
-            // beginning (namespaced names).
-            let base = UnsafeRawPointer(bytes.baseAddress!)
-            var i = 0
-            while i + 8 <= common,
-                base.loadUnaligned(fromByteOffset: lhs.keyStart + i, as: UInt64.self)
-                    == base.loadUnaligned(fromByteOffset: rhs.keyStart + i, as: UInt64.self)
-            {
-                i += 8
-            }
+            // Keys often share a long beginning (namespaced names): skipped eight bytes at a time.
+            var i = Self.commonLength(bytes, lhs.keyStart, rhs.keyStart, common)
             while i < leftCount, i < rightCount {
                 let a = bytes[lhs.keyStart + i]
                 let b = bytes[rhs.keyStart + i]

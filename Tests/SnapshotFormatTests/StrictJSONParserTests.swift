@@ -318,12 +318,15 @@ struct StrictJSONParserTests {
         let low = ["", "a", "b", "\\u0000", "é", "z", "namespace.", "namespace.long.", "1234567", "12345678", "A", "~", "\\u007f"]
         let high = low + ["\\uE000", "\\uFFFF", "😀", "\\ud83d\\ude00"]
         // Keys of low pieces only (every comparison by the 8-byte beginnings first), and with high ones
-        for (pieces, count) in [low, high].flatMap({ pieces in [2, 3, 9, 50, 300].map { (pieces, $0) } }) {
-            for _ in 0..<20 {
+        // and keys that all begin alike (the order decided past that beginning)
+        for (pieces, count, beginning) in [low, high].flatMap({ pieces in
+            [2, 3, 9, 50, 300].flatMap { count in ["", "org.example.settings.", "é"].map { (pieces, count, $0) } }
+        }) {
+            for _ in 0..<10 {
                 var keys = Set<String>()
                 var texts: [String] = []
                 while keys.count < count {
-                    let text = (0..<Int(next() % 5)).map { _ in pieces[Int(next() % UInt64(pieces.count))] }.joined()
+                    let text = beginning + (0..<Int(next() % 5)).map { _ in pieces[Int(next() % UInt64(pieces.count))] }.joined()
                     let key = try StrictJSON.parse("\"" + text + "\"")
                     guard case .string(let decoded) = key, keys.insert(decoded).inserted else { continue }
                     texts.append(text)
