@@ -13,9 +13,13 @@ one thing dominate, so that a cost that grows with it shows:
   parts    3 x 40,000 small records, each device's in format 2 parts of 3 hex digits (4,096
            files a device, as a writer that always splits three digits deep must write them,
            about 10 records a file): per-file costs
+  keys     3 x 10,000 records of 60 namespaced fields in no order ("org.example.settings.…",
+           as a program that does not sort its keys writes them): key sorting for RFC 8785
+  concurrent  3 x 60,000 small records, every one edited by every device concurrently: the
+           devices' copies all differ, so each version is parsed and every record is in conflict
 
 Every device holds every record; 5 % of each device's records are its own later edit (with
-three devices, some are concurrent: conflicts). Format 1 files as json.dump writes them (format
+three devices, some are concurrent: conflicts; all of them for `concurrent`). Format 1 files as json.dump writes them (format
 2 parts for `parts`).
 
 For each shape: a first merge by syncctl into a fresh state directory, and
@@ -63,7 +67,12 @@ SHAPES = {
     "pretty": (3, 100_000, lambda r: {"title": r.choice(WORDS), "tags": [r.choice(WORDS) for _ in range(3)],
                                       "meta": {"a": r.randrange(100), "b": r.choice(WORDS)}}, 2),
     "parts": (3, 40_000, lambda r: {"title": r.choice(WORDS), "done": r.random() < 0.5}, None),
+    "keys": (3, 10_000, lambda r: {f"org.example.settings.{r.choice(WORDS)}.{n}": r.randrange(1000)
+                                   for n in r.sample(range(200), 60)}, None),
+    "concurrent": (3, 60_000, lambda r: {"title": r.choice(WORDS), "done": r.random() < 0.5}, None),
 }
+# The share of each device's records that are its own later edit (default 5 %).
+EDIT_SHARE = {"concurrent": 1.0}
 # Shapes written as format 2 parts: how many hex digits their prefixes have.
 PART_DIGITS = {"parts": 3}
 
@@ -85,7 +94,7 @@ def generate(folder, shape, seed=1):
     for name in names:
         held = []
         for record in records:
-            if rng.random() < 0.05:  # this device's later edit
+            if rng.random() < EDIT_SHARE.get(shape, 0.05):  # this device's later edit
                 record = dict(record, modifiedBy=name, fields=fields(rng),
                               lastModified=stamp(base + count + rng.randrange(100_000)),
                               versionVector=dict(record["versionVector"], **{name: record["versionVector"].get(name, 0) + 1}))
