@@ -142,6 +142,75 @@ extension DaemonTests {
     }
 
     @Test(
+        "a file system mounted on the folder after syncd started is followed; unmounted again, nothing is published on the bare directory",
+        .enabled(if: canMountTemporaryFileSystems(), "mounting a tmpfs needs root and a system that allows it")
+    )
+    func mountedLateThenUnmounted() throws {
+        // Given syncd started on a plain directory
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        let daemon = try Daemon("desk", in: sandbox)
+        defer { daemon.stop() }
+        try daemon.waitUntilReady()
+        try FileManager.default.removeItem(atPath: sandbox.shared + "/desk.json")
+
+        // When a file system holding a peer's file is mounted on it
+        let staging = sandbox.path("staging")
+        try FileManager.default.createDirectory(atPath: staging, withIntermediateDirectories: false)
+        try #require(mountTemporaryFileSystem(on: staging))
+        defer { umount(staging) }
+        try Data(Snapshots.file("laptop", records: [(Snapshots.id(1), Snapshots.fields("late mount"))]))
+            .write(to: URL(fileURLWithPath: staging + "/laptop.json"))
+        #expect(mount(staging, sandbox.shared, nil, UInt(MS_BIND), nil) == 0)
+        var mounted = true
+        defer { if mounted { umount(sandbox.shared) } }
+
+        // Then it is followed: the record is merged and published there
+        #expect(eventually(within: 60) { published("late mount", in: sandbox) }, "\(daemon.log)")
+
+        // When it is unmounted (a bind mount: inotify reports no unmount), then a rescan is asked for
+        #expect(umount(sandbox.shared) == 0)
+        mounted = false
+        daemon.launched.signal(SIGHUP)
+        // Then the pass finds the bare directory, says the folder is missing, and holds nothing of syncd's there
+        #expect(daemon.notify.wait(for: 30) { $0.hasPrefix("STATUS=") && $0.contains("is missing") }, "\(daemon.log)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.shared).isEmpty, "\(daemon.log)")
+        #expect(daemon.stop() == 0, "\(daemon.log)")
+    }
+
+    @Test(
+        "the folder a link to a mount point, re-pointed to a plain directory: followed, not taken for an unmounted drive",
+        .enabled(if: canMountTemporaryFileSystems(), "mounting a tmpfs needs root and a system that allows it")
+    )
+    func linkMovedOffMountPoint() throws {
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        let (mounted, plain) = (sandbox.path("M"), sandbox.path("B"))
+        try FileManager.default.createDirectory(atPath: mounted, withIntermediateDirectories: false)
+        try FileManager.default.createDirectory(atPath: plain, withIntermediateDirectories: false)
+        try #require(mountTemporaryFileSystem(on: mounted))
+        defer { umount(mounted) }
+        try FileManager.default.removeItem(atPath: sandbox.shared)
+        try FileManager.default.createSymbolicLink(atPath: sandbox.shared, withDestinationPath: mounted)
+        let daemon = try Daemon("desk", in: sandbox)
+        defer { daemon.stop() }
+        try daemon.waitUntilReady()
+
+        try Data(Snapshots.file("laptop", records: [(Snapshots.id(1), Snapshots.fields("off the mount"))]))
+            .write(to: URL(fileURLWithPath: plain + "/laptop.json"))
+        try FileManager.default.createSymbolicLink(atPath: sandbox.path("link.new"), withDestinationPath: plain)
+        #expect(rename(sandbox.path("link.new"), sandbox.shared) == 0)
+
+        let followed = eventually(within: 60) {
+            Snapshots.published(FileManager.default.contents(atPath: plain + "/desk.json").map(Array.init))?.records
+                .map(Snapshots.recordID) == [Snapshots.id(1)]
+        }
+        #expect(followed, "\(daemon.log)")
+        #expect(!daemon.log.contains("it is not mounted"), "\(daemon.log)")
+        #expect(daemon.stop() == 0, "\(daemon.log)")
+    }
+
+    @Test(
         "the shared folder deleted and recreated while syncd runs is watched again: a peer's file written there is merged and syncd republishes its own file"
     )
     func folderRecreated() throws {

@@ -9,7 +9,7 @@ import Testing
 /// The settle delay applies to files written in place, not to files that arrive complete.
 extension DaemonTests {
     /// Whether `desk.json` publishes a record whose text is `text`.
-    private func published(_ text: String, in sandbox: Sandbox) -> Bool {
+    func published(_ text: String, in sandbox: Sandbox) -> Bool {
         Snapshots.published(sandbox.read("desk.json"))?.records.contains { "\($0)".contains(text) } ?? false
     }
 

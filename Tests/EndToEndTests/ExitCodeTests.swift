@@ -164,6 +164,51 @@ struct ExitCodeTests {
         #expect(json.stdout.contains("x\\nmerged"), "\(json.stdout)")
     }
 
+    @Test("a shared folder that is a link to an unmounted drive: commands that only read the store work with a note, the others exit 66 (not 73)")
+    func folderBehindBrokenLink() throws {
+        let workspace = try Workspace()
+        defer { workspace.remove() }
+        #expect(try workspace.run(["merge"] + workspace.location()).status == 0)
+        let link = workspace.path("Sync")
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: "/nonexistent/usb/Sync")
+        let status = try workspace.run(["status"] + workspace.location(shared: link))
+        #expect(status.status == 0 && status.stderr.contains("note: the shared folder"), "\(status)")
+        let merge = try workspace.run(["merge"] + workspace.location(shared: link))
+        #expect(merge.status == 66, "\(merge)")
+    }
+
+    @Test(
+        "a file under this device's own name that it cannot read is neither overwritten nor lost: its parts go out around it",
+        .enabled(if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv"), "needs root and setpriv to run as nobody")
+    )
+    func unreadableOwnFileKept() throws {
+        let workspace = try Workspace()
+        defer { workspace.remove() }
+        // desk.json (not written by this state directory) readable by root only; syncctl runs as nobody
+        let original = Files.snapshot("desk", generation: 5, versions: [Files.version(1, by: "desk")])
+        try workspace.write("desk.json", original)
+        try workspace.write("phone.json", Files.snapshot("phone", generation: 1, versions: [Files.version(2, by: "phone")]))
+        #expect(chmod(workspace.sharedPath("desk.json"), 0o000) == 0)
+        #expect(chmod(workspace.shared, 0o777) == 0)
+        let state = workspace.state()
+        try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: true)
+        #expect(chown(state, 65534, 65534) == 0)
+        let nobody = ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+        let merge = try workspace.run(["merge"] + workspace.location(), prefix: nobody)
+        // It was skipped (exit 3), left as it was, and the device's records went out in parts
+        #expect(merge.status == 3, "\(merge)")
+        #expect(FileManager.default.contents(atPath: workspace.sharedPath("desk.json")) == Data(original))
+        #expect(merge.stdout.contains("desk.json is not replaced"), "\(merge)")
+        let names = try FileManager.default.contentsOfDirectory(atPath: workspace.shared)
+        #expect(names.filter { $0.hasPrefix("desk.") && $0 != "desk.json" }.count == 16, "\(names)")
+        // And once it can be read, it merges: its record is held
+        #expect(chmod(workspace.sharedPath("desk.json"), 0o644) == 0)
+        let again = try workspace.run(["merge"] + workspace.location(), prefix: nobody)
+        #expect(again.status == 0, "\(again)")
+        let listed = try workspace.run(["list", "--json"] + workspace.location(), prefix: nobody)
+        #expect(listed.stdout.contains(Files.id(1).rawValue), "\(listed)")
+    }
+
     @Test("a wrong command line exits 64")
     func usage() throws {
         let workspace = try Workspace()

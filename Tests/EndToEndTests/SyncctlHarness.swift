@@ -81,10 +81,14 @@ struct Workspace {
     }
 
     /// Starts `syncctl` with `arguments`; the caller waits for it or kills it by PID.
-    func start(_ arguments: [String], stdin: String? = nil, environment: [String: String]? = nil) throws -> Started {
+    /// Starts `syncctl` (through `prefix`, such as `setpriv …`, when given).
+    func start(
+        _ arguments: [String], stdin: String? = nil, environment: [String: String]? = nil, prefix: [String] = []
+    ) throws -> Started {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: try SyncctlBinary.require())
-        process.arguments = arguments
+        let syncctl = try SyncctlBinary.require()
+        process.executableURL = URL(fileURLWithPath: prefix.first ?? syncctl)
+        process.arguments = prefix.isEmpty ? arguments : Array(prefix.dropFirst()) + [syncctl] + arguments
         process.environment = environment ?? self.environment
         let name = UUID().uuidString
         let out = path("\(name).out"), err = path("\(name).err"), input = path("\(name).in")
@@ -100,8 +104,11 @@ struct Workspace {
 
     /// Runs `syncctl` to the end (killed by PID after `timeout` seconds).
     @discardableResult
-    func run(_ arguments: [String], stdin: String? = nil, environment: [String: String]? = nil, timeout: Double = 120) throws -> Run {
-        try start(arguments, stdin: stdin, environment: environment).wait(timeout: timeout)
+    func run(
+        _ arguments: [String], stdin: String? = nil, environment: [String: String]? = nil, timeout: Double = 120,
+        prefix: [String] = []
+    ) throws -> Run {
+        try start(arguments, stdin: stdin, environment: environment, prefix: prefix).wait(timeout: timeout)
     }
 }
 

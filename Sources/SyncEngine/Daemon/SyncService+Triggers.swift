@@ -32,7 +32,7 @@ extension SyncService {
                 send("STATUS=shared folder \(folder) is missing; waiting for it")
                 await waitForDirectory(folder)
                 guard !Task.isCancelled else { return }
-                watchedFolder.withLock { $0 = DirectoryIdentity(of: folder) }
+                watchedFolder.withLock { $0 = WatchedFolder(folder) }
                 watcher.rewatch(folder)
                 logger.notice("the shared folder is back: watching it again", metadata: ["folder.path": "\(folder)"])
                 scheduler.request { $0.rereadAll = true }
@@ -42,9 +42,8 @@ extension SyncService {
         }
     }
 
-    /// Sleeps (cancellably) until `path` is the folder again: a directory, and, when it was a
-    /// mount point, one again (the bare directory under an unmounted file system is not the
-    /// folder: nothing is published there).
+    /// Sleeps (cancellably) until `path` is the folder again: a directory, and not the bare
+    /// directory under the file system that was mounted there (nothing is published on it).
     private func waitForDirectory(_ path: String) async {
         while !Task.isCancelled && !isFolderThere(path) {
             try? await Task.sleep(for: .seconds(1))
@@ -55,33 +54,49 @@ extension SyncService {
         SystemCalls.isDirectory(path) && !isBareMountPoint(path)
     }
 
-    /// Whether `path`, a mount point when syncd started, is the bare directory under it now.
+    /// Whether `path` names the bare directory under the file system that was mounted on it when
+    /// it was last watched: the same directory path, no longer a mount point.
     func isBareMountPoint(_ path: String) -> Bool {
-        folderIsMountPoint.withLock { $0 } && SystemCalls.isDirectory(path) && !DirectoryIdentity.isMountPoint(path)
+        guard let watched = watchedFolder.withLock({ $0 }), watched.wasMountPoint,
+            let now = WatchedFolder(path), now.realPath == watched.realPath
+        else { return false }
+        return !now.wasMountPoint
     }
 
     /// Watches the shared folder again when its path comes to name another directory without an
     /// event inotify reports (inotify follows a directory, not its path): a file system mounted on
     /// it after syncd started or again after an unmount, a symbolic link re-pointed (`ln -sfn`).
-    /// Every file is then read again.
-    func followFolderPath(watcher: DirectoryWatcher, every interval: Duration) async {
-        let folder = device.folder.path
+    /// Checked every `interval`, and before each pass (``followFolderPathIfMoved()``).
+    func followFolderPath(every interval: Duration) async {
         while !Task.isCancelled {
             do {
                 try await Task.sleep(for: interval)
             } catch {
                 return
             }
-            guard isFolderThere(folder), let now = DirectoryIdentity(of: folder),
-                watchedFolder.withLock({ $0 }) != now
-            else { continue }
-            watchedFolder.withLock { $0 = now }
-            watcher.rewatch(folder)
-            logger.notice(
-                "the shared folder's path names another directory now (a file system mounted on it, or a link re-pointed): watching it and reading every file again",
-                metadata: ["folder.path": "\(folder)"])
-            scheduler.request { $0.rereadAll = true }
+            if followFolderPathIfMoved() { scheduler.request { $0.rereadAll = true } }
         }
+    }
+
+    /// Watches the folder's path again if it names another directory than the one watched (not
+    /// the bare directory of an unmounted file system); true when it did.
+    @discardableResult
+    func followFolderPathIfMoved() -> Bool {
+        let folder = device.folder.path
+        guard let watcher = watcher.withLock({ $0 }), isFolderThere(folder), let now = WatchedFolder(folder) else {
+            return false
+        }
+        let moved = watchedFolder.withLock { watched in
+            guard watched?.identity != now.identity else { return false }
+            watched = now
+            return true
+        }
+        guard moved else { return false }
+        watcher.rewatch(folder)
+        logger.notice(
+            "the shared folder's path names another directory now (a file system mounted on it, or a link re-pointed): watching it and reading every file again",
+            metadata: ["folder.path": "\(folder)"])
+        return true
     }
 
     /// Requests a pass every interval until cancelled; a reload restarts the countdown with the
@@ -129,20 +144,23 @@ extension SyncService {
     }
 }
 
-/// Which directory a path names: its file system and inode.
-struct DirectoryIdentity: Equatable, Sendable {
-    var fileSystemDevice: Int64
-    var inode: Int64
+/// Which directory the shared folder's path names, as syncd watches it.
+struct WatchedFolder: Sendable {
+    /// The path with every link resolved (a re-pointed link gives another).
+    var realPath: String
+    /// Its file system and inode (a file system mounted on it gives others).
+    var identity: [Int64]
+    /// Whether it is on another file system than its parent: a mount point. While that file
+    /// system is unmounted, the same path names the bare directory under it.
+    var wasMountPoint: Bool
 
-    /// The directory `path` names now (links followed), nil when it names none.
-    init?(of path: String) {
-        guard let status = try? SystemCalls.status(path), status.kind == .directory else { return nil }
-        (fileSystemDevice, inode) = (status.fileSystemDevice, status.inode)
-    }
-
-    /// Whether `path` is a directory on another file system than its parent: a mount point.
-    static func isMountPoint(_ path: String) -> Bool {
-        guard let own = DirectoryIdentity(of: path), let parent = DirectoryIdentity(of: path + "/..") else { return false }
-        return own.fileSystemDevice != parent.fileSystemDevice
+    /// The directory `path` names now, nil when it names none.
+    init?(_ path: String) {
+        guard let realPath = try? SystemCalls.resolvedPath(path), let status = try? SystemCalls.status(realPath),
+            status.kind == .directory, let parent = try? SystemCalls.status(realPath + "/..")
+        else { return nil }
+        self.realPath = realPath
+        identity = [status.fileSystemDevice, status.inode]
+        wasMountPoint = status.fileSystemDevice != parent.fileSystemDevice
     }
 }

@@ -27,10 +27,9 @@ public final class SyncService: Service, Sendable {
     let metricsFailing = Mutex(false)
     /// The directory the shared folder's path named when it was last watched (see
     /// ``followFolderPath(watcher:every:)``).
-    let watchedFolder = Mutex<DirectoryIdentity?>(nil)
-    /// Whether the shared folder was a mount point when syncd started: its path then names a bare
-    /// directory of the parent file system while it is unmounted, which is not the folder.
-    let folderIsMountPoint = Mutex(false)
+    let watchedFolder = Mutex<WatchedFolder?>(nil)
+    /// The watcher of the folder and the state directory, while syncd runs.
+    let watcher = Mutex<DirectoryWatcher?>(nil)
 
     /// What the daemon has done, for `STATUS=` and the log.
     struct PassStatistics: Sendable {
@@ -69,8 +68,8 @@ public final class SyncService: Service, Sendable {
             guard error.unwatchableDirectory == device.folder.path else { throw error }
             throw EngineError.sharedFolderMissing(path: device.folder.path, reason: error.description)
         }
-        watchedFolder.withLock { $0 = DirectoryIdentity(of: device.folder.path) }
-        folderIsMountPoint.withLock { $0 = DirectoryIdentity.isMountPoint(device.folder.path) }
+        watchedFolder.withLock { $0 = WatchedFolder(device.folder.path) }
+        self.watcher.withLock { $0 = watcher }
         if let remote {
             logger.notice(
                 "the shared folder is on \(remote): inotify does not see other machines' changes there, so it is scanned every \(timings.withLock { $0.pollInterval })",
@@ -92,7 +91,7 @@ public final class SyncService: Service, Sendable {
                 group.addTask { await self.pingWatchdog(every: interval) }
             }
             group.addTask { await self.reloadOnHangup() }
-            group.addTask { await self.followFolderPath(watcher: watcher, every: Self.folderPathCheckInterval) }
+            group.addTask { await self.followFolderPath(every: Self.folderPathCheckInterval) }
             await runPasses()
             send("STOPPING=1")
             watcher.stop()
@@ -202,14 +201,17 @@ public final class SyncService: Service, Sendable {
             if !changed && !request.folderChanged && !request.rereadAll { return nil }
         }
         let started = ContinuousClock.now
-        let unmounted = isBareMountPoint(device.folder.path) ? "it is not mounted (it was a mount point when syncd started)" : nil
+        // A pass reads the folder by its path: the directory it names now is the one watched.
+        let moved = followFolderPathIfMoved()
+        let rereadAll = request.rereadAll || moved
+        let unmounted = isBareMountPoint(device.folder.path) ? "it is not mounted (it was a mount point when last watched)" : nil
         let outcome: Result<MergeReport, any Error> = await withCheckedContinuation { done in
             DispatchQueue.global(qos: .utility).async {
                 done.resume(
                     returning: Result {
                         // A bare mount point is not the folder: nothing is read from or published to it.
                         if let unmounted { throw EngineError.sharedFolderMissing(path: device.folder.path, reason: unmounted) }
-                        return try device.merge(rereadAll: request.rereadAll)
+                        return try device.merge(rereadAll: rereadAll)
                     })
             }
         }

@@ -126,9 +126,11 @@ public final class SyncDevice: Sendable {
     /// - Throws: ``EngineError/stateInsideShared(state:shared:)``, or
     ///   ``EngineError/stateDirectoryUnusable(path:reason:)`` when a path cannot be resolved.
     public static func checkStateOutsideShared(_ settings: SyncSettings) throws {
+        // A folder that cannot be resolved (missing, or a link to an unmounted drive) holds
+        // nothing: the folder's own check says what is wrong with it (exit 66, or the note of a
+        // command that only reads the store).
+        guard let realShared = try? SystemCalls.resolvedPathOfPossiblyMissing(settings.sharedFolder) else { return }
         do {
-            // The folder may be missing (a command that only reads the store): its path as given.
-            let realShared = try SystemCalls.resolvedPathOfPossiblyMissing(settings.sharedFolder)
             let realState = try SystemCalls.resolvedPathOfPossiblyMissing(settings.stateDirectory)
             if realState == realShared || realState.hasPrefix(realShared + "/") {
                 throw EngineError.stateInsideShared(state: realState, shared: realShared)

@@ -366,7 +366,7 @@ extension SyncDevice {
     /// Removes this device's own temporary files left by a process that was killed mid-publish.
     func removeStaleTemporaryFiles(among names: [String]) {
         for name in names where isOwnTemporaryName(name) {
-            try? SystemCalls.remove(folder.path(of: name))
+            guard (try? SystemCalls.remove(folder.path(of: name))) != nil else { continue }
             logger.notice("removed a temporary file left by an interrupted publish", metadata: ["file": "\(name)"])
         }
     }

@@ -86,7 +86,8 @@ extension SyncDevice {
             outcome.status =
                 if case .tooLarge = error { .rejected } else if case .notRegular = error { .ignored } else { .skipped }
             outcome.reason = error.description
-            outcome.problemKind = if case .tooLarge = error { "too_large" } else if case .notRegular = error { nil } else { "unreadable" }
+            outcome.problemKind =
+                if case .tooLarge = error { "too_large" } else if case .notRegular = error { "not_regular" } else { "unreadable" }
             row.lastProblem = error.description
             logger.warning("source not read", metadata: ["source.name": "\(name)", "reason": "\(error)"])
             return

@@ -187,6 +187,9 @@ extension SyncDevice {
         case "too_large":
             // Never read, so what it holds is unknown: neither overwritten nor copied whole.
             return "\(row.lastProblem ?? "it is larger than the largest file read"); raise --max-file-size to merge it, or remove it"
+        case "unreadable":
+            // Not read either (its permissions, an I/O error): it is merged once it can be read.
+            return "\(row.lastProblem ?? "it cannot be read"); it is merged once it can be read"
         default:
             break
         }
