@@ -144,43 +144,68 @@ extension StrictJSONParser {
 
     /// Sorts the members `order` (indices into ``memberSpans``) by their keys, as
     /// ``keyPrecedes(_:_:)`` orders them.
-    ///
-    /// The keys' first 8 bytes after the beginning they all share (`"org.example.settings."`),
-    /// read as one big-endian integer (zeros past a key's end), decide most comparisons at once;
-    /// equal ones go on to the whole keys. (An object's keys out of order, 200 shuffled names per
-    /// record or one object of 400,000 keys, spent most of a merge comparing keys byte by byte.)
-    /// When those bytes hold a lead byte from EE up, where UTF-16 order can differ from byte
-    /// order, every comparison takes the whole keys.
     private func sortByKey(_ order: inout [Int]) {
-        struct Keyed {
-            var prefix: UInt64
-            var member: Int
-        }
-        var highLead = false
-        var keyed = keyBytes.withUnsafeBufferPointer { bytes in
-            let first = memberSpans[order[0]]
-            var shared = first.keyEnd - first.keyStart
-            for member in order.dropFirst() where shared > 0 {
-                let span = memberSpans[member]
-                shared = Self.commonLength(bytes, first.keyStart, span.keyStart, min(shared, span.keyEnd - span.keyStart))
-            }
-            return order.map { member -> Keyed in
-                let span = memberSpans[member]
-                var prefix: UInt64 = 0
-                for i in shared..<shared + 8 {
-                    let byte: UInt8 = span.keyStart + i < span.keyEnd ? bytes[span.keyStart + i] : 0
-                    if byte >= 0xEE { highLead = true }
-                    prefix = prefix << 8 | UInt64(byte)
+        // The arrays are passed on, not `self`: a closure that captured the parser copied it
+        // whole (every array in it retained and released) at each object.
+        Self.sortByKey(&order, spans: memberSpans, keys: keyBytes)
+    }
+
+    /// Sorts `order`, indices into `spans`, by the keys `spans` point at in `keys`.
+    ///
+    /// A few members are sorted by insertion. For more, each key's first 8 bytes after the
+    /// beginning they all share (`"org.example.settings."`), read as one big-endian integer
+    /// (zeros past a key's end), decide most comparisons at once, and equal ones go on to the
+    /// whole keys: an object's keys out of order (200 shuffled names per record, or one object of
+    /// 400,000 keys) spent most of a merge comparing keys byte by byte. When those bytes hold a
+    /// lead byte from EE up, where UTF-16 order can differ from byte order, every comparison
+    /// takes the whole keys.
+    private static func sortByKey(_ order: inout [Int], spans: [MemberSpan], keys: [UInt8]) {
+        guard order.count > 1 else { return }
+        keys.withUnsafeBufferPointer { bytes in
+            spans.withUnsafeBufferPointer { spans in
+                if order.count <= 16 {
+                    for i in 1..<order.count {
+                        let member = order[i]
+                        var j = i
+                        while j > 0, precedes(bytes, spans[member], spans[order[j - 1]]) {
+                            order[j] = order[j - 1]
+                            j -= 1
+                        }
+                        order[j] = member
+                    }
+                    return
                 }
-                return Keyed(prefix: prefix, member: member)
+                struct Keyed {
+                    var prefix: UInt64
+                    var member: Int
+                }
+                let first = spans[order[0]]
+                var shared = first.keyEnd - first.keyStart
+                for member in order.dropFirst() where shared > 0 {
+                    let span = spans[member]
+                    shared = commonLength(bytes, first.keyStart, span.keyStart, min(shared, span.keyEnd - span.keyStart))
+                }
+                var highLead = false
+                var keyed: [Keyed] = []
+                keyed.reserveCapacity(order.count)
+                for member in order {
+                    let span = spans[member]
+                    var prefix: UInt64 = 0
+                    for i in shared..<shared + 8 {
+                        let byte: UInt8 = span.keyStart + i < span.keyEnd ? bytes[span.keyStart + i] : 0
+                        if byte >= 0xEE { highLead = true }
+                        prefix = prefix << 8 | UInt64(byte)
+                    }
+                    keyed.append(Keyed(prefix: prefix, member: member))
+                }
+                if highLead {
+                    order.sort { precedes(bytes, spans[$0], spans[$1]) }
+                    return
+                }
+                keyed.sort { $0.prefix != $1.prefix ? $0.prefix < $1.prefix : precedes(bytes, spans[$0.member], spans[$1.member]) }
+                for i in order.indices { order[i] = keyed[i].member }
             }
         }
-        if highLead {
-            order.sort { keyPrecedes(memberSpans[$0], memberSpans[$1]) }
-            return
-        }
-        keyed.sort { $0.prefix != $1.prefix ? $0.prefix < $1.prefix : keyPrecedes(memberSpans[$0.member], memberSpans[$1.member]) }
-        for i in order.indices { order[i] = keyed[i].member }
     }
 
     /// How many bytes from `left` and `right` in `bytes` are equal, up to `limit`: eight at a time,
@@ -200,29 +225,27 @@ extension StrictJSONParser {
     }
 
     /// Whether the key of `lhs` sorts strictly before the key of `rhs` by UTF-16 code units
-    /// (RFC 8785). UTF-8 byte order is code point order, which differs from UTF-16 order only
-    /// between U+E000…U+FFFF (lead bytes EE, EF) and supplementary characters (F0…F4); the first
-    /// differing bytes are both lead bytes whenever that case arises.
+    /// (RFC 8785), as ``precedes(_:_:_:)`` says.
     private func keyPrecedes(_ lhs: MemberSpan, _ rhs: MemberSpan) -> Bool {
+        keyBytes.withUnsafeBufferPointer { Self.precedes($0, lhs, rhs) }
+    }
+
+    /// Whether the key `lhs` points at in `bytes` sorts strictly before the key of `rhs` by UTF-16
+    /// code units (RFC 8785). UTF-8 byte order is code point order, which differs from UTF-16 order
+    /// only between U+E000…U+FFFF (lead bytes EE, EF) and supplementary characters (F0…F4); the
+    /// first differing bytes are both lead bytes whenever that case arises.
+    @inline(__always)
+    private static func precedes(_ bytes: UnsafeBufferPointer<UInt8>, _ lhs: MemberSpan, _ rhs: MemberSpan) -> Bool {
         let leftCount = lhs.keyEnd - lhs.keyStart
         let rightCount = rhs.keyEnd - rhs.keyStart
-        let common = min(leftCount, rightCount)
-        guard common > 0 else { return leftCount < rightCount }
-        return keyBytes.withUnsafeBufferPointer { bytes in
-            // Keys often share a long beginning (namespaced names): skipped eight bytes at a time.
-            var i = Self.commonLength(bytes, lhs.keyStart, rhs.keyStart, common)
-            while i < leftCount, i < rightCount {
-                let a = bytes[lhs.keyStart + i]
-                let b = bytes[rhs.keyStart + i]
-                if a != b {
-                    if a >= 0xEE, a <= 0xEF, b >= 0xF0 { return false }
-                    if b >= 0xEE, b <= 0xEF, a >= 0xF0 { return true }
-                    return a < b
-                }
-                i += 1
-            }
-            return leftCount < rightCount
-        }
+        // Keys often share a long beginning (namespaced names): skipped eight bytes at a time.
+        let i = commonLength(bytes, lhs.keyStart, rhs.keyStart, min(leftCount, rightCount))
+        guard i < leftCount, i < rightCount else { return leftCount < rightCount }
+        let a = bytes[lhs.keyStart + i]
+        let b = bytes[rhs.keyStart + i]
+        if a >= 0xEE, a <= 0xEF, b >= 0xF0 { return false }
+        if b >= 0xEE, b <= 0xEF, a >= 0xF0 { return true }
+        return a < b
     }
 
     /// Validates the string at `position` and appends it as RFC 8785 writes it; a key's decoded
