@@ -82,8 +82,15 @@ func printEditReport(_ report: EditReport, json: Bool) {
     } else {
         print(report.id)
         for note in report.notes { printError("note: \(note)") }
-        if report.merge.hasRejections {
-            printError("note: some files or records in the shared folder were not merged (rejected, skipped or held back); syncctl merge says which and why")
-        }
+        noteFilesNotMerged(report.merge)
     }
+}
+
+/// After an edit's or tidy's merge, a note when it met files or records it did not merge (the
+/// command itself succeeded, so it exits 0).
+func noteFilesNotMerged(_ merge: MergeReport) {
+    guard merge.hasRejections else { return }
+    printError(
+        "note: some files or records in the shared folder were not merged (rejected, skipped or held back); syncctl merge says which and why"
+    )
 }

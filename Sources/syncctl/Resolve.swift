@@ -90,9 +90,7 @@ extension SyncctlCommand {
                 for name in report.removed { print("removed  \(name)") }
                 for kept in report.kept { print("kept     \(kept.name): \(kept.reason)") }
                 if report.removed.isEmpty && report.kept.isEmpty { print("No sync-tool copies in the folder.") }
-                if report.merge.hasRejections {
-                    printError("note: some files or records in the shared folder were not merged (rejected, skipped or held back); syncctl merge says which and why")
-                }
+                noteFilesNotMerged(report.merge)
             }
         }
     }

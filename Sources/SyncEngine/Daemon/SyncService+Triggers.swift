@@ -51,16 +51,16 @@ extension SyncService {
     }
 
     private func isFolderThere(_ path: String) -> Bool {
-        SystemCalls.isDirectory(path) && !isBareMountPoint(path)
+        guard let now = WatchedFolder(path) else { return false }
+        return !isBareMountPoint(now)
     }
 
-    /// Whether `path` names the bare directory under the file system that was mounted on it when
-    /// it was last watched: the same directory path, no longer a mount point.
-    func isBareMountPoint(_ path: String) -> Bool {
-        guard let watched = watchedFolder.withLock({ $0 }), watched.wasMountPoint,
-            let now = WatchedFolder(path), now.realPath == watched.realPath
-        else { return false }
-        return !now.wasMountPoint
+    /// Whether `now`, the directory the folder's path names, is the bare directory under the
+    /// file system that was mounted there when it was last watched: the same directory path, no
+    /// longer a mount point.
+    func isBareMountPoint(_ now: WatchedFolder) -> Bool {
+        guard let watched = watchedFolder.withLock({ $0 }) else { return false }
+        return watched.wasMountPoint && !now.wasMountPoint && now.realPath == watched.realPath
     }
 
     /// Watches the shared folder again when its path comes to name another directory without an
@@ -74,20 +74,17 @@ extension SyncService {
             } catch {
                 return
             }
-            if followFolderPathIfMoved() { scheduler.request { $0.rereadAll = true } }
+            if followFolderPathIfMoved(WatchedFolder(device.folder.path)) { scheduler.request { $0.rereadAll = true } }
         }
     }
 
-    /// Watches the folder's path again if it names another directory than the one watched (not
-    /// the bare directory of an unmounted file system); true when it did.
-    @discardableResult
-    func followFolderPathIfMoved() -> Bool {
+    /// Watches the folder's path again if `now`, the directory it names, is another than the one
+    /// watched (and not the bare directory of an unmounted file system); true when it did.
+    func followFolderPathIfMoved(_ now: WatchedFolder?) -> Bool {
         let folder = device.folder.path
-        guard let watcher = watcher.withLock({ $0 }), isFolderThere(folder), let now = WatchedFolder(folder) else {
-            return false
-        }
+        guard let now, !isBareMountPoint(now), let watcher = watcher.withLock({ $0 }) else { return false }
         let moved = watchedFolder.withLock { watched in
-            guard watched?.identity != now.identity else { return false }
+            guard watched.map({ !$0.isSameDirectory(as: now) }) ?? true else { return false }
             watched = now
             return true
         }
@@ -149,7 +146,8 @@ struct WatchedFolder: Sendable {
     /// The path with every link resolved (a re-pointed link gives another).
     var realPath: String
     /// Its file system and inode (a file system mounted on it gives others).
-    var identity: [Int64]
+    var fileSystemDevice: Int64
+    var inode: Int64
     /// Whether it is on another file system than its parent: a mount point. While that file
     /// system is unmounted, the same path names the bare directory under it.
     var wasMountPoint: Bool
@@ -160,7 +158,12 @@ struct WatchedFolder: Sendable {
             status.kind == .directory, let parent = try? SystemCalls.status(realPath + "/..")
         else { return nil }
         self.realPath = realPath
-        identity = [status.fileSystemDevice, status.inode]
+        (fileSystemDevice, inode) = (status.fileSystemDevice, status.inode)
         wasMountPoint = status.fileSystemDevice != parent.fileSystemDevice
+    }
+
+    /// Whether `other` is the same directory.
+    func isSameDirectory(as other: WatchedFolder) -> Bool {
+        fileSystemDevice == other.fileSystemDevice && inode == other.inode
     }
 }

@@ -26,7 +26,7 @@ public final class SyncService: Service, Sendable {
     /// Whether the last write of the metrics file failed (said once, until it works again).
     let metricsFailing = Mutex(false)
     /// The directory the shared folder's path named when it was last watched (see
-    /// ``followFolderPath(watcher:every:)``).
+    /// ``followFolderPath(every:)``).
     let watchedFolder = Mutex<WatchedFolder?>(nil)
     /// The watcher of the folder and the state directory, while syncd runs.
     let watcher = Mutex<DirectoryWatcher?>(nil)
@@ -202,9 +202,10 @@ public final class SyncService: Service, Sendable {
         }
         let started = ContinuousClock.now
         // A pass reads the folder by its path: the directory it names now is the one watched.
-        let moved = followFolderPathIfMoved()
-        let rereadAll = request.rereadAll || moved
-        let unmounted = isBareMountPoint(device.folder.path) ? "it is not mounted (it was a mount point when last watched)" : nil
+        let now = WatchedFolder(device.folder.path)
+        let rereadAll = followFolderPathIfMoved(now) || request.rereadAll
+        let unmounted =
+            now.map(isBareMountPoint) == true ? "it is not mounted (it was a mount point when last watched)" : nil
         let outcome: Result<MergeReport, any Error> = await withCheckedContinuation { done in
             DispatchQueue.global(qos: .utility).async {
                 done.resume(

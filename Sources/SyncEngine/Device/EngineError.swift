@@ -21,10 +21,15 @@ public enum EngineError: Error, Sendable, CustomStringConvertible {
     /// Another syncd already runs on this state directory.
     case daemonRunning(pid: String, stateDirectory: String)
 
+    /// What is wrong with the shared folder at `path`, and what to check.
+    static func folderProblem(path: String, reason: String) -> String {
+        "the shared folder \(path) cannot be used (\(reason)); check --shared, that the drive is mounted, and that this user may read and write the folder"
+    }
+
     public var description: String {
         switch self {
         case .sharedFolderMissing(let path, let reason):
-            "the shared folder \(path) cannot be used (\(reason)); check --shared, that the drive is mounted, and that this user may read and write the folder. Nothing was changed"
+            Self.folderProblem(path: path, reason: reason) + ". Nothing was changed"
         case .stateDirectoryUnusable(let path, let reason):
             "the state directory \(path) cannot be used (\(reason)); check --state and its permissions"
         case .stateInsideShared(let state, let shared):

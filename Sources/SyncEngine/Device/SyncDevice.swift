@@ -70,7 +70,8 @@ public final class SyncDevice: Sendable {
             // A pass lists the folder first, and that fails alike: nothing can merge or publish.
             folder = SharedFolder(unchecked: path)
             folderProblem =
-                "the shared folder \(path) cannot be used (\(reason)); check --shared, and that the drive is mounted. What is shown is what the store held after the last merge"
+                EngineError.folderProblem(path: path, reason: reason)
+                + ". What is shown is what the store held after the last merge"
         }
         schemas = try Self.loadSchemas(settings.schemaFiles)
         let state = settings.stateDirectory

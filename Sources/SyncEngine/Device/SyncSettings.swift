@@ -93,15 +93,6 @@ public struct SyncSettings: Sendable, Hashable {
             }
             device = id
         }
-        let maxFileSize = Int64(try reader.checkedInt("maxFileSize") ?? Int(defaultMaxFileSize))
-        // 0 or less would refuse every file, this device's own included: nothing would merge.
-        guard maxFileSize >= 1 else {
-            throw SettingsError.invalidSetting(
-                key: "maxFileSize (--max-file-size)", value: String(maxFileSize), rule: "a number of bytes, 1 or more")
-        }
-        var settings = SyncSettings(
-            sharedFolder: shared, stateDirectory: state, device: device, maxFileSize: maxFileSize)
-        let defaults = SafetySettings()
         // Each number within what it can mean: a value outside is a mistake to say, not to apply
         // (a negative margin, a share of 2), nor to overflow on (seconds to milliseconds, KiB to bytes).
         func checked<Number: Comparable>(
@@ -113,6 +104,14 @@ public struct SyncSettings: Sendable, Hashable {
             }
             return value
         }
+        // 0 would refuse every file, this device's own included: nothing would merge.
+        let maxFileSize = Int64(
+            try checked(
+                "maxFileSize (--max-file-size)", reader.checkedInt("maxFileSize"), 1...Int.max,
+                "a number of bytes, 1 or more") ?? Int(defaultMaxFileSize))
+        var settings = SyncSettings(
+            sharedFolder: shared, stateDirectory: state, device: device, maxFileSize: maxFileSize)
+        let defaults = SafetySettings()
         settings.safety.clockSkewMargin =
             try checked(
                 "clockSkewMarginSeconds", reader.checkedInt("clockSkewMarginSeconds"), 0...3_153_600_000,

@@ -42,7 +42,8 @@ extension SyncDevice {
         first: (parts: [WrittenPart], failure: SystemCallError?)? = nil
     ) throws -> Publication? {
         var warnings = try checkSigningKey(session)
-        if let first, first.failure == nil, isAnyTaken(Set(first.parts.map(\.name)), findings: findings) {
+        let files = findings.rowsByName
+        if let first, first.failure == nil, first.parts.contains(where: { reasonNotToReplace(files[$0.name]) != nil }) {
             // A first part's name holds a file this device must not replace: its layout is
             // recorded, nothing of it published, and the parts are written below as any later
             // publication writes them, clear of that name.
@@ -55,7 +56,7 @@ extension SyncDevice {
         } else if let first {
             let generation = first.parts.first?.row.generation ?? 0
             if let failure = first.failure { return Publication(generation: generation, files: [], obsolete: [], failure: failure) }
-            var files: [WrittenPart] = []
+            var toPublish: [WrittenPart] = []
             var rows: [OwnPart] = []
             for file in first.parts {
                 if let read = findings.ownReads[file.part], read.recordsDigest == file.row.contentDigest {
@@ -78,15 +79,15 @@ extension SyncDevice {
                     WrittenFile(
                         part: file.part.rawValue, generation: generation, fileDigest: file.fileDigest,
                         writtenAt: now.milliseconds))
-                files.append(file)
+                toPublish.append(file)
                 rows.append(file.row)
             }
             try session.replaceOwnParts(removing: [], saving: rows)
             try session.clearChangedPrefixes(within: .whole)
             let obsolete = try obsoleteOwnFiles(session, findings: findings, layout: Set(first.parts.map(\.part)))
             if generation >= VersionVector.maximumCount { _ = nextGeneration(after: generation, warnings: &warnings) }
-            guard !files.isEmpty || !obsolete.isEmpty else { return nil }
-            return Publication(generation: generation, files: files, obsolete: obsolete, warnings: warnings)
+            guard !toPublish.isEmpty || !obsolete.isEmpty else { return nil }
+            return Publication(generation: generation, files: toPublish, obsolete: obsolete, warnings: warnings)
         }
         var layout: [PartPrefix: OwnPart?] = [:]
         for row in try session.ownParts() {
@@ -95,7 +96,6 @@ extension SyncDevice {
         }
         if layout.isEmpty { layout[.whole] = .some(nil) }
         let changed = try session.changedPrefixes()
-        let files = findings.rowsByName
         let dirty = layout.keys.sorted().filter { leaf in
             !isCurrent(leaf, layout[leaf] ?? nil, files)
                 || changed.contains { PartPrefix(value: $0, digits: PartPrefix.maximumDigits).isWithin(leaf) }
@@ -195,12 +195,6 @@ extension SyncDevice {
         }
         if let other = row.device, other != device.rawValue { return "it is device \(other)'s own file" }
         return nil
-    }
-
-    /// Whether any of `names` holds a file this device must not write over.
-    private func isAnyTaken(_ names: Set<String>, findings: FolderFindings) -> Bool {
-        let rows = findings.rowsByName
-        return names.contains { reasonNotToReplace(rows[$0]) != nil }
     }
 
     /// Whether a leaf's file in the folder is the one last written for it, read cleanly.
