@@ -32,8 +32,8 @@ public struct GlobalOptions: ParsableArguments {
     }
 
     /// Opens this device for a command that only reads the store (`status`, `list`, `get`,
-    /// `export`, `conflicts`, `key`, `trust --list`): a missing shared folder is noted on standard
-    /// error instead of refused, since `status` is what one runs to find out why.
+    /// `export`, `conflicts`, `key`, `trust --list`): a missing shared folder, or none given, is
+    /// noted on standard error instead of refused, since `status` is what one runs to find out why.
     public func openDeviceForReading() async throws -> SyncDevice {
         try await location.openDevice(device: device, needsFolder: false)
     }
@@ -93,12 +93,14 @@ public struct LocationOptions: ParsableArguments {
     }
 
     /// The settings as the options, environment and configuration files give them.
-    public func settings(device: String?) async throws -> SyncSettings {
+    ///
+    /// - Parameter requiresSharedFolder: false for a command that only reads the store.
+    public func settings(device: String?, requiresSharedFolder: Bool = true) async throws -> SyncSettings {
         try await SyncSettings.resolve(
             commandLine: .init(
                 shared: shared, state: state, device: device, config: config, maxFileSize: maxFileSize,
                 schemaFiles: schemaFiles),
-            environment: ProcessInfo.processInfo.environment)
+            environment: ProcessInfo.processInfo.environment, requiresSharedFolder: requiresSharedFolder)
     }
 
     /// Opens this device as the settings say, logging at `--log-level` (default: errors only).
@@ -106,7 +108,7 @@ public struct LocationOptions: ParsableArguments {
     /// - Parameter needsFolder: false for a command that only reads the store (see
     ///   ``GlobalOptions/openDeviceForReading()``).
     public func openDevice(device: String?, needsFolder: Bool = true) async throws -> SyncDevice {
-        let settings = try await settings(device: device)
+        let settings = try await settings(device: device, requiresSharedFolder: needsFolder)
         let control = bootstrapLogging(defaultLevel: .error)
         _ = control
         // Said whatever the log level: a command that waits without a word looks hung.

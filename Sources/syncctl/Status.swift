@@ -9,7 +9,7 @@ extension SyncctlCommand {
             abstract: "Show this device, its folder and store, record counts and every source.",
             discussion: """
                 Reads only the store (no file in the shared folder is opened): what the last merge \
-                saw. It works while the shared folder is missing (an unmounted drive), and says so. Warnings point at what needs a person, such as another device using this \
+                saw. It works while the shared folder is missing (an unmounted drive) or not given at all, and says so. Warnings point at what needs a person, such as another device using this \
                 device's ID or a peer whose generation went backwards.
                 """)
 
@@ -21,7 +21,7 @@ extension SyncctlCommand {
                 let status = try await global.openDeviceForReading().status()
                 if output.json { return try printJSON(status) }
                 print("Device:         \(status.device)")
-                print("Shared folder:  \(status.sharedFolder)")
+                print("Shared folder:  \(status.sharedFolder.isEmpty ? "(none given)" : status.sharedFolder)")
                 print("Store:          \(status.store)")
                 print(
                     "Published:      "

@@ -147,6 +147,32 @@ struct ExitCodeTests {
         #expect(try workspace.run(["list"] + workspace.location()).stdout.contains(id))
     }
 
+    @Test("commands that only read the store work with no shared folder given at all (a key read before the folder is set up), and say so; the others exit 78")
+    func readingWithNoFolderGiven() throws {
+        let workspace = try Workspace()
+        defer { workspace.remove() }
+        #expect(try workspace.run(["put", "--type", "Note"] + workspace.location(), stdin: #"{"title": "kept"}"#).status == 0)
+        let location = ["--state", workspace.state(), "--device", "desk"]
+        let status = try workspace.run(["status"] + location)
+        #expect(status.status == 0, "\(status)")
+        #expect(status.stdout.contains("Shared folder:  (none given)"), "\(status)")
+        #expect(status.stdout.contains("Warning: no shared folder given: pass --shared DIR"), "\(status)")
+        #expect(status.stdout.contains("1 live"), "\(status)")
+        for arguments in [["list"], ["export"], ["conflicts"], ["key"], ["trust", "--list"]] {
+            let run = try workspace.run(arguments + location)
+            #expect(run.status == 0, "\(arguments): \(run)")
+            #expect(run.stderr.contains("note: no shared folder given"), "\(arguments): \(run)")
+        }
+        // A new device's key before any folder exists: the store is claimed, the key printed
+        let fresh = ["--state", workspace.path("fresh-state"), "--device", "laptop"]
+        let key = try workspace.run(["key"] + fresh)
+        #expect(key.status == 0 && !key.stdout.isEmpty, "\(key)")
+        for arguments in [["merge"], ["put", "--type", "Note"], ["tidy"], ["key", "--rotate"]] {
+            let run = try workspace.run(arguments + location, stdin: "{}")
+            #expect(run.status == 78 && run.stderr.contains("no shared folder given"), "\(arguments): \(run)")
+        }
+    }
+
     @Test("control characters in a file name are shown escaped in text output, never raw: a name cannot forge a line of the report")
     func controlCharactersEscaped() throws {
         let workspace = try Workspace()

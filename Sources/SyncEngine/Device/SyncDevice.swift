@@ -53,7 +53,8 @@ public final class SyncDevice: Sendable {
     ///   (it is opening the store, or filling it in a first merge) and that this one waits; it
     ///   gets the message. By default the message is logged as a warning.
     /// - Parameter needsFolder: false for a command that only reads the store (`status`, `list`
-    ///   …): a missing shared folder is then ``folderProblem`` instead of an error, so that
+    ///   …): a missing shared folder, or none given (an empty ``SyncSettings/sharedFolder``), is
+    ///   then ``folderProblem`` instead of an error, so that
     ///   `status` can still show what the last merge saw. Nothing may merge or publish then.
     public init(
         settings: SyncSettings, logger: Logger, clock: @escaping @Sendable () -> Timestamp = SyncDevice.wallClock,
@@ -64,8 +65,16 @@ public final class SyncDevice: Sendable {
         self.logger = logger
         self.clock = clock
         do {
-            folder = try SharedFolder(path: settings.sharedFolder)
-            folderProblem = nil
+            if settings.sharedFolder.isEmpty && !needsFolder {
+                // No folder to list (opening "" fails): nothing can merge or publish.
+                folder = SharedFolder(unchecked: "")
+                folderProblem =
+                    SettingsError.noSharedFolder.description
+                    + ". What is shown is what the store held after the last merge"
+            } else {
+                folder = try SharedFolder(path: settings.sharedFolder)
+                folderProblem = nil
+            }
         } catch EngineError.sharedFolderMissing(let path, let reason) where !needsFolder {
             // A pass lists the folder first, and that fails alike: nothing can merge or publish.
             folder = SharedFolder(unchecked: path)
@@ -130,7 +139,9 @@ public final class SyncDevice: Sendable {
         // A folder that cannot be resolved (missing, or a link to an unmounted drive) holds
         // nothing: the folder's own check says what is wrong with it (exit 66, or the note of a
         // command that only reads the store).
-        guard let realShared = try? SystemCalls.resolvedPathOfPossiblyMissing(settings.sharedFolder) else { return }
+        guard !settings.sharedFolder.isEmpty,
+            let realShared = try? SystemCalls.resolvedPathOfPossiblyMissing(settings.sharedFolder)
+        else { return }
         do {
             let realState = try SystemCalls.resolvedPathOfPossiblyMissing(settings.stateDirectory)
             if realState == realShared || realState.hasPrefix(realShared + "/") {

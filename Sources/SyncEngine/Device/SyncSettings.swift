@@ -72,8 +72,12 @@ public struct SyncSettings: Sendable, Hashable {
     /// Resolves the settings by the documented precedence.
     ///
     /// - Throws: ``SettingsError`` saying which setting is missing or wrong and how to give it.
+    ///
+    /// - Parameter requiresSharedFolder: false for a command that only reads the store (`status`,
+    ///   `key`, `trust --list` …): without a shared folder setting, ``sharedFolder`` is empty and
+    ///   the device says so in ``SyncDevice/folderProblem``.
     public static func resolve(
-        commandLine: CommandLineValues, environment: [String: String]
+        commandLine: CommandLineValues, environment: [String: String], requiresSharedFolder: Bool = true
     ) async throws -> SyncSettings {
         var given: [AbsoluteConfigKey: ConfigValue] = [:]
         if let shared = commandLine.shared { given["shared"] = ConfigValue(.string(shared), isSecret: false) }
@@ -82,7 +86,8 @@ public struct SyncSettings: Sendable, Hashable {
         if let size = commandLine.maxFileSize { given["maxFileSize"] = ConfigValue(.int(Int(size)), isSecret: false) }
         let reader = try await configurationReader(
             config: commandLine.config, environment: environment, commandLine: given)
-        guard let shared = try reader.checkedString("shared"), !shared.isEmpty else { throw SettingsError.noSharedFolder }
+        let shared = try reader.checkedString("shared") ?? ""
+        guard !shared.isEmpty || !requiresSharedFolder else { throw SettingsError.noSharedFolder }
         let state = try reader.checkedString("state") ?? defaultStateDirectory(environment: environment)
         guard let state, !state.isEmpty else { throw SettingsError.noStateDirectory }
         var device: SnapshotFormat.DeviceID?
