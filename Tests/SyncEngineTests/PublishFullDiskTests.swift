@@ -36,11 +36,11 @@ struct PublishFullDiskTests {
         }
 
         // Then the publish fails saying the disk is full, the merge is kept, no temporary file remains
-        guard case .publishFailed(_, _, let outOfSpace)? = failure else {
+        guard case .publishFailed(_, _, let advice)? = failure else {
             Issue.record("expected publishFailed, got \(String(describing: failure))")
             return
         }
-        #expect(outOfSpace)
+        #expect(advice == "the disk is full: free some space")
         #expect(failure?.description.contains("disk is full") == true)
         #expect(try device.records().count == 200)
         let names = try FileManager.default.contentsOfDirectory(atPath: disk.path).sorted()
@@ -53,6 +53,40 @@ struct PublishFullDiskTests {
         #expect(report.publishedGeneration == 1)
         let published = try [UInt8](Data(contentsOf: URL(fileURLWithPath: disk.path + "/laptop.json")))
         #expect(try SnapshotReader.read(bytes: published, fileName: "laptop.json").versions.count == 200)
+    }
+
+    @Test(
+        "a shared folder mounted read-only fails the publish saying so and what to do, keeps the merged store, and publishes once writable",
+        .enabled(if: TinyFileSystem.canMount, "needs root to mount a tmpfs"))
+    func readOnlyFolder() throws {
+        // Given a peer's file on a file system then remounted read-only
+        let disk = try TinyFileSystem(kilobytes: 1024)
+        defer { disk.remove() }
+        try Data(Self.snapshot(device: "phone", records: 20)).write(to: URL(fileURLWithPath: disk.path + "/phone.json"))
+        try disk.remount(readOnly: true)
+        let state = NSTemporaryDirectory() + "readonly-state-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: state) }
+        let settings = SyncSettings(sharedFolder: disk.path, stateDirectory: state, device: DeviceID("laptop"))
+        let device = try SyncDevice(settings: settings, logger: Logger(label: "test"))
+
+        // When this device merges
+        var failure: EngineError?
+        do {
+            _ = try device.merge()
+        } catch let error as EngineError {
+            failure = error
+        }
+
+        // Then the publish fails naming the cause and the remedy, and the merge is kept
+        guard case .publishFailed(_, _, let advice)? = failure else {
+            Issue.record("expected publishFailed, got \(String(describing: failure))")
+            return
+        }
+        #expect(advice?.contains("mounted read-only: mount it read-write") == true, "\(failure!)")
+        #expect(try device.records().count == 20)
+        // And once it is writable again, the next merge publishes
+        try disk.remount(readOnly: false)
+        #expect(try device.merge().publishedGeneration == 1)
     }
 
     static func snapshot(device: String, records: Int) -> [UInt8] {
@@ -76,6 +110,11 @@ struct TinyFileSystem {
         path = NSTemporaryDirectory() + "tinyfs-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         try Self.run("/bin/mount", ["-t", "tmpfs", "-o", "size=\(kilobytes)k", "tmpfs", path])
+    }
+
+    /// Mounts it again read-only or read-write (what it holds stays).
+    func remount(readOnly: Bool) throws {
+        try Self.run("/bin/mount", ["-o", readOnly ? "remount,ro" : "remount,rw", path])
     }
 
     func remove() {

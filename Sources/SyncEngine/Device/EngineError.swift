@@ -13,7 +13,7 @@ public enum EngineError: Error, Sendable, CustomStringConvertible {
     /// The store belongs to another device.
     case deviceMismatch(store: String, given: String)
     /// Publishing this device's file failed; the store is intact.
-    case publishFailed(path: String, reason: String, outOfSpace: Bool)
+    case publishFailed(path: String, reason: String, advice: String?)
     /// The record does not exist.
     case noSuchRecord(String)
     /// A local edit that cannot be made as asked.
@@ -40,8 +40,8 @@ public enum EngineError: Error, Sendable, CustomStringConvertible {
             "this state directory has no device yet: pass --device ID (or set SYNCD_DEVICE, or \"device\" in config.json) the first time"
         case .deviceMismatch(let store, let given):
             "this state directory belongs to device \"\(store)\", not \"\(given)\"; use another --state for \"\(given)\""
-        case .publishFailed(let path, let reason, let outOfSpace):
-            "could not publish \(path): \(reason)\(outOfSpace ? " (the disk is full: free some space and run syncctl merge again)" : ""); the merged state is safe in the store and will be published next time"
+        case .publishFailed(let path, let reason, let advice):
+            "could not publish \(path): \(reason)\(advice.map { " (\($0))" } ?? ""); the merged state is safe in the store and is published at the next merge (syncd tries again by itself)"
         case .noSuchRecord(let id):
             "no record with id \(id); see syncctl list --deleted"
         case .invalidEdit(let reason):

@@ -11,7 +11,7 @@ extension SyncDevice {
     func publish(_ publication: Publication, findings: FolderFindings) throws -> [String] {
         if let failure = publication.failure {
             throw EngineError.publishFailed(
-                path: folder.path(of: ownFileName), reason: failure.description, outOfSpace: failure.isOutOfSpace)
+                path: folder.path(of: ownFileName), reason: failure.description, advice: failure.writingAdvice)
         }
         let notes = keepCopies(of: publication.files.map(\.name), findings: findings)
         if !publication.files.isEmpty {
@@ -29,7 +29,7 @@ extension SyncDevice {
                 let failure = error as? SystemCallError
                 throw EngineError.publishFailed(
                     path: folder.path(of: publication.files[0].name),
-                    reason: failure?.description ?? String(describing: error), outOfSpace: failure?.isOutOfSpace ?? false)
+                    reason: failure?.description ?? String(describing: error), advice: failure?.writingAdvice)
             }
         }
         let now = clock()

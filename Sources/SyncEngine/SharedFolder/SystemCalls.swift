@@ -25,8 +25,16 @@ public struct SystemCallError: Error, Hashable, Sendable, CustomStringConvertibl
         "\(call) \(subject): \(String(cString: strerror(errno)))"
     }
 
-    /// Whether the disk (or quota) is full.
-    public var isOutOfSpace: Bool { errno == ENOSPC || errno == EDQUOT }
+    /// What a person can do when writing a file in the shared folder failed this way; nil when
+    /// the error says enough (the next try may well succeed).
+    public var writingAdvice: String? {
+        switch errno {
+        case ENOSPC, EDQUOT: "the disk is full: free some space"
+        case EROFS: "the shared folder's file system is mounted read-only: mount it read-write"
+        case EACCES, EPERM: "this user may not write in the shared folder: give it write permission there"
+        default: nil
+        }
+    }
 }
 
 /// What `lstat`/`fstat` say of a file, with the fields the engine uses.
