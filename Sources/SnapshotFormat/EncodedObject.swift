@@ -27,6 +27,35 @@ public struct EncodedObject: Hashable, Sendable {
     /// Whether the object has no members.
     public var isEmpty: Bool { bytes.count == 2 }
 
+    /// How deep arrays and objects nest in it, the object itself being level 1.
+    public var nestingDepth: Int {
+        var depth = 0
+        var deepest = 0
+        var inString = false
+        var escaped = false
+        for byte in bytes {
+            if inString {
+                if escaped {
+                    escaped = false
+                } else if byte == UInt8(ascii: "\\") {
+                    escaped = true
+                } else if byte == UInt8(ascii: "\"") {
+                    inString = false
+                }
+                continue
+            }
+            switch byte {
+            case UInt8(ascii: "\""): inString = true
+            case UInt8(ascii: "["), UInt8(ascii: "{"):
+                depth += 1
+                deepest = max(deepest, depth)
+            case UInt8(ascii: "]"), UInt8(ascii: "}"): depth -= 1
+            default: break
+            }
+        }
+        return deepest
+    }
+
     /// The object as a tree, parsed from its bytes (they are valid I-JSON by construction).
     public var object: JSONObject {
         do {

@@ -12,6 +12,24 @@ extension ReadOnly.Record {
 }
 
 extension ReadOnly.Version {
+    /// A short name for this version that stays the same from one command to the next (8 hex
+    /// digits of a 64-bit FNV-1a hash of its normal form's interchange bytes): `syncctl conflicts`
+    /// shows it and `syncctl resolve --take` accepts it, so that the version kept is the one a
+    /// person chose even when other versions arrived in between and moved the numbers. It names,
+    /// it does not protect: nothing relies on two versions never sharing one.
+    public var tag: String {
+        var bytes: [UInt8] = []
+        appendNormalForm(to: &bytes, conflicts: [])
+        var hash: UInt64 = 0xCBF2_9CE4_8422_2325
+        for byte in bytes {
+            hash ^= UInt64(byte)
+            hash &*= 0x0000_0100_0000_01B3
+        }
+        let folded = UInt32(truncatingIfNeeded: hash ^ (hash >> 32))
+        let digits = String(folded, radix: 16)
+        return String(repeating: "0", count: 8 - digits.count) + digits
+    }
+
     /// Appends the interchange bytes of the normal form, with `conflicts` when there are any.
     func appendNormalForm(to bytes: inout [UInt8], conflicts: [ReadOnly.Version]) {
         // The members in RFC 8785 order. The known keys are ASCII, so their order is fixed; an

@@ -9,6 +9,21 @@ public struct LocalEditOutcome: Hashable, Sendable {
     /// Other devices' conflicts that the new vector happens to dominate (only hand-made vectors
     /// cause this); a tool names them.
     public var supersededOthers: [ReadOnly.Version]
+    /// For a resolution: the version whose content it kept (nil for new fields), and every
+    /// version it supersedes (the current one and each conflict), for a tool to name.
+    public var resolved: (kept: ReadOnly.Version?, superseded: [ReadOnly.Version])? = nil
+
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        lhs.record == rhs.record && lhs.supersededOwn == rhs.supersededOwn
+            && lhs.supersededOthers == rhs.supersededOthers && lhs.resolved?.kept == rhs.resolved?.kept
+            && lhs.resolved?.superseded == rhs.resolved?.superseded
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(record)
+        hasher.combine(supersededOwn)
+        hasher.combine(supersededOthers)
+    }
 
     /// The new version.
     public var version: ReadOnly.Version { record.version }
@@ -25,6 +40,8 @@ public enum LocalEdit {
     ) throws(LocalEditError) -> LocalEditOutcome {
         guard let current else {
             guard now <= Timestamp.latest else { throw .timeExhausted(id) }
+            try checkReadable(
+                ReadOnly.Version(id: id, type: type, schemaVersion: schemaVersion, fields: fields))
             let version = ReadOnly.Version(
                 id: id, type: type, schemaVersion: schemaVersion, lastModified: now, modifiedBy: device,
                 versionVector: VersionVector([device: 1]), fields: fields)
@@ -74,12 +91,29 @@ public enum LocalEdit {
             supersededOthers: superseded.filter { $0.modifiedBy != device })
     }
 
+    /// How deep a local edit's fields may nest (the fields object is level 1): what a reader
+    /// accepts (``StrictJSON/maximumDepth``) less the levels around the fields when the version is
+    /// published as a conflict entry of a record (file, `records`, record, `conflicts`, entry).
+    /// Deeper fields would be refused by every device: the edit is refused instead.
+    public static let maximumFieldsDepth = StrictJSON.maximumDepth - 5
+
+    /// Refuses content no reader would accept: a schema version outside 1…2^53−1, fields nested
+    /// deeper than ``maximumFieldsDepth``.
+    static func checkReadable(_ content: ReadOnly.Version) throws(LocalEditError) {
+        guard (1...VersionVector.maximumCount).contains(content.schemaVersion) else {
+            throw .invalidSchemaVersion(content.schemaVersion)
+        }
+        guard content.encodedFields.nestingDepth <= maximumFieldsDepth else { throw .fieldsTooDeep(content.id) }
+    }
+
     /// `lastModified` = max(now, 1 ms after every version the new one supersedes), so the new
-    /// version sorts after them even when another device's clock runs ahead.
+    /// version sorts after them even when another device's clock runs ahead. The content is
+    /// checked first (``checkReadable(_:)``): every edit comes through here.
     static func stamped(
         _ content: ReadOnly.Version, vector: VersionVector, after superseded: [ReadOnly.Version],
         device: DeviceID, now: Timestamp
     ) throws(LocalEditError) -> ReadOnly.Version {
+        try checkReadable(content)
         var version = content
         let latest = superseded.compactMap(\.lastModified).max()
         var stamp = now

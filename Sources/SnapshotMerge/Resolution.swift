@@ -4,6 +4,10 @@ import SnapshotFormat
 public enum Resolution: Hashable, Sendable {
     /// Keep one version's content as it is: 0 is the current version, 1… the conflicts greatest first.
     case take(index: Int)
+    /// Keep the content of the version whose ``ReadOnly/Version/tag`` this is.
+    case takeTagged(String)
+    /// Keep the content of the version `device` made (its greatest, when it made several).
+    case takeFrom(DeviceID)
     /// New content: the current version's type and unknown keys, these fields, this schema version.
     case content(fields: JSONObject, schemaVersion: Int64)
 }
@@ -18,6 +22,14 @@ public enum LocalEditError: Error, Hashable, Sendable, CustomStringConvertible {
     case countExhausted(RecordID, DeviceID)
     /// The clock rule would stamp the edit after 9999-12-31T23:59:59.999Z, the latest the format allows.
     case timeExhausted(RecordID)
+    /// No version of the record has this tag (it was superseded, or never was one of them).
+    case noVersionTagged(RecordID, String)
+    /// No version of the record was made by this device.
+    case noVersionFrom(RecordID, DeviceID)
+    /// A schema version outside 1…2^53−1, which every reader refuses.
+    case invalidSchemaVersion(Int64)
+    /// Fields nested deeper than a published record may hold them (``LocalEdit/maximumFieldsDepth``).
+    case fieldsTooDeep(RecordID)
 
     public var description: String {
         switch self {
@@ -28,6 +40,14 @@ public enum LocalEditError: Error, Hashable, Sendable, CustomStringConvertible {
             "record \(id) cannot be edited by \(device): its edit count there is already 2^53-1, the largest the format allows (a version that high was written by hand); create a new record instead"
         case .timeExhausted(let id):
             "record \(id) cannot be edited: its current version is dated at the end of year 9999 (a clock far wrong), and an edit must be dated after it; create a new record instead"
+        case .noVersionTagged(let id, let tag):
+            "record \(id) has no version tagged \(tag) (another device's edit or resolution may have superseded it): see syncctl conflicts"
+        case .noVersionFrom(let id, let device):
+            "no version of \(id) was made by \(device); see syncctl conflicts"
+        case .invalidSchemaVersion(let number):
+            "the schema version \(number) is out of range: it must be from 1 to 9007199254740991 (2^53-1), or no device could read the version"
+        case .fieldsTooDeep(let id):
+            "the fields of record \(id) are nested deeper than \(LocalEdit.maximumFieldsDepth) levels of arrays and objects (counting the fields object): published, in a conflict of another device's file too, it would pass the \(StrictJSON.maximumDepth) levels readers accept, and no device could merge it"
         }
     }
 }
@@ -47,6 +67,17 @@ extension LocalEdit {
         case .take(let index):
             guard all.indices.contains(index) else { throw .noSuchVersion(index: index, count: all.count) }
             content = all[index]
+        case .takeTagged(let tag):
+            guard let tagged = all.first(where: { $0.tag == tag.lowercased() }) else {
+                throw .noVersionTagged(current.id, tag)
+            }
+            content = tagged
+        case .takeFrom(let maker):
+            // The current version first, then the conflicts greatest first: its greatest.
+            guard let made = all.first(where: { $0.modifiedBy == maker }) else {
+                throw .noVersionFrom(current.id, maker)
+            }
+            content = made
         case .content(let fields, let schemaVersion):
             content = current.version
             content.deleted = false
@@ -57,6 +88,9 @@ extension LocalEdit {
         guard vector[device] < VersionVector.maximumCount else { throw .countExhausted(current.id, device) }
         vector[device] = vector[device] + 1
         let version = try stamped(content, vector: vector, after: all, device: device, now: now)
-        return LocalEditOutcome(record: ReadOnly.Record(version: version), supersededOwn: [], supersededOthers: [])
+        let kept: ReadOnly.Version? = if case .content = resolution { nil } else { content }
+        var outcome = LocalEditOutcome(record: ReadOnly.Record(version: version), supersededOwn: [], supersededOthers: [])
+        outcome.resolved = (kept, all)
+        return outcome
     }
 }

@@ -1,4 +1,5 @@
 import SnapshotFormat
+import SyncEngine
 
 /// A record of a model in conflict: devices changed it without seeing each other's change.
 public struct ModelConflict<Model: SyncedModel>: Hashable, Sendable, Identifiable {
@@ -46,7 +47,11 @@ extension ModelStore {
     /// - Throws: ``ModelError/changedSinceRead(id:)`` when the record changed since it was read.
     public func resolve<Model: SyncedModel>(_ conflict: ModelConflict<Model>, keeping index: Int) throws {
         try checkUnchanged(conflict)
-        _ = try device.resolve(id: conflict.id, with: .take(index: index))
+        do {
+            _ = try device.resolve(id: conflict.id, with: .take(index: index), seen: conflict.stored)
+        } catch EngineError.changedSinceSeen {
+            throw ModelError.changedSinceRead(id: conflict.id)
+        }
         signal.bump()
     }
 
@@ -55,7 +60,12 @@ extension ModelStore {
         var fields = try FieldsCoding.encode(value)
         try checkUnchanged(conflict)
         for (key, leftover) in conflict.leftoverFields where fields[key] == nil { fields[key] = leftover }
-        _ = try device.resolve(id: conflict.id, with: .content(fields: fields, schemaVersion: Model.schemaVersion))
+        do {
+            _ = try device.resolve(
+                id: conflict.id, with: .content(fields: fields, schemaVersion: Model.schemaVersion), seen: conflict.stored)
+        } catch EngineError.changedSinceSeen {
+            throw ModelError.changedSinceRead(id: conflict.id)
+        }
         signal.bump()
     }
 

@@ -97,10 +97,15 @@ public struct LocationOptions: ParsableArguments {
     /// - Parameter requiresSharedFolder: false for a command that only reads the store.
     public func settings(device: String?, requiresSharedFolder: Bool = true) async throws -> SyncSettings {
         try await SyncSettings.resolve(
-            commandLine: .init(
-                shared: shared, state: state, device: device, config: config, maxFileSize: maxFileSize,
-                schemaFiles: schemaFiles),
+            commandLine: commandLineValues(device: device),
             environment: ProcessInfo.processInfo.environment, requiresSharedFolder: requiresSharedFolder)
+    }
+
+    /// What the command line gives of the settings (to resolve them again later, on SIGHUP).
+    public func commandLineValues(device: String?) -> SyncSettings.CommandLineValues {
+        .init(
+            shared: shared, state: state, device: device, config: config, maxFileSize: maxFileSize,
+            schemaFiles: schemaFiles)
     }
 
     /// Opens this device as the settings say, logging at `--log-level` (default: errors only).

@@ -39,24 +39,35 @@ extension SyncctlCommand {
 private func printConflict(_ record: ReadOnly.Record) {
     print("\(record.id)  \(record.version.type)")
     let versions = [record.version] + record.conflicts
-    for (index, version) in versions.enumerated() where index == 0 || !version.hasSameContent(as: record.version) {
+    let current = record.version
+    // Shown only where versions differ in them: otherwise two versions could look the same.
+    let schemaVersionsDiffer = versions.contains { $0.schemaVersion != current.schemaVersion }
+    for (index, version) in versions.enumerated() where index == 0 || !version.hasSameContent(as: current) {
         var line = "  [\(index)] " + padded(version.modifiedBy?.rawValue ?? "?", 14)
         line += " " + (version.lastModified?.written ?? "(no time)")
+        line += "  tag \(version.tag)"
         line += index == 0 ? "  current" : ""
         print(line)
+        if schemaVersionsDiffer { print("      (schemaVersion \(version.schemaVersion))") }
+        if index > 0, !version.type.utf8.elementsEqual(current.type.utf8) {
+            print("      (type \(JSONValue.string(version.type).interchangeString))")
+        }
         if version.deleted {
             print("      deleted")
         } else {
-            for (key, value) in version.fields where index == 0 || record.version.fields[key] != value {
+            for (key, value) in version.fields where index == 0 || current.fields[key] != value {
                 print("      \(key): \(value.interchangeString)")
             }
             if index > 0 {
-                for key in record.version.fields.keys where version.fields[key] == nil {
+                for key in current.fields.keys where version.fields[key] == nil {
                     print("      \(key): (absent)")
                 }
             }
         }
+        if index > 0, version.unknownKeys != current.unknownKeys {
+            print("      (other record keys differ: syncctl get \(record.id) shows them)")
+        }
     }
-    print("  resolve with: syncctl resolve \(record.id) --take N")
+    print("  resolve with: syncctl resolve \(record.id) --take TAG (or --take N)")
     print("")
 }

@@ -37,7 +37,7 @@ extension SyncctlCommand {
             guard (1...128).contains(type.unicodeScalars.count) else {
                 throw ValidationError("--type must be 1 to 128 characters")
             }
-            if let schemaVersion, schemaVersion < 1 { throw ValidationError("--schema-version must be 1 or more") }
+            try validateSchemaVersion(schemaVersion)
         }
 
         func run() async throws {
@@ -66,6 +66,8 @@ extension SyncctlCommand {
         var schemaVersion: Int64?
         @Argument(help: "The record's id (a UUID).") var id: RecordID
 
+        func validate() throws { try validateSchemaVersion(schemaVersion) }
+
         func run() async throws {
             try await reportingFailures {
                 let report = try await global.openDevice().delete(id: id, schemaVersion: schemaVersion)
@@ -76,6 +78,13 @@ extension SyncctlCommand {
 }
 
 /// Prints what an edit did: the id (alone on stdout, for scripts) or the JSON report.
+/// `--schema-version` within what every reader accepts (exit 64 outside it): 1 to 2^53−1.
+func validateSchemaVersion(_ schemaVersion: Int64?) throws {
+    if let schemaVersion, !(1...VersionVector.maximumCount).contains(schemaVersion) {
+        throw ValidationError("--schema-version must be from 1 to 9007199254740991 (2^53-1)")
+    }
+}
+
 func printEditReport(_ report: EditReport, json: Bool) {
     if json {
         try? printJSON(report)

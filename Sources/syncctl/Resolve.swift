@@ -13,8 +13,16 @@ extension SyncctlCommand {
                 Writes one version that supersedes the current version and every conflict, so \
                 every device drops the conflicts when it merges it. Choose its content with exactly \
                 one of:
+                  --take TAG     the version with this tag in syncctl conflicts
                   --take N       version N as numbered by syncctl conflicts (0: the current)
                   --from DEVICE  the version DEVICE made (its greatest, if it made several)
+
+                resolve merges the folder first. When that changes the record (a version or a \
+                resolution arrived), nothing is written (exit 65): the new version would be \
+                superseded unseen, and a number could name another version than the one shown. \
+                Look again with syncctl conflicts. A tag names the same version whatever arrives \
+                (with syncd running, versions arrive at any time). What was kept and what was \
+                superseded is noted on standard error.
                   --fields FILE  new fields from a JSON object ('-': standard input)
 
                 As in every subcommand, --device is this device's ID (needed only if the store \
@@ -23,7 +31,11 @@ extension SyncctlCommand {
 
         @OptionGroup var global: GlobalOptions
         @OptionGroup var output: OutputOptions
-        @Option(help: "Keep version N's content (0 is the current version, 1... the conflicts).") var take: Int?
+        @Option(
+            help: ArgumentHelp(
+                "Keep this version's content: its tag, or its number (0 is the current version, 1... the conflicts), as syncctl conflicts shows them.",
+                valueName: "tag-or-N"))
+        var take: String?
         @Option(
             name: .customLong("from"),
             help: ArgumentHelp("Keep the content of the version made by DEVICE.", valueName: "device"))
@@ -44,28 +56,34 @@ extension SyncctlCommand {
                         + "name the device whose version to keep with --from DEVICE)")
             }
             guard choices == 1 else { throw ValidationError("choose exactly one of --take, --from and --fields") }
+            try validateSchemaVersion(schemaVersion)
+            if schemaVersion != nil && fields == nil {
+                throw ValidationError("--schema-version goes with --fields: a version kept whole keeps its own")
+            }
         }
 
         func run() async throws {
             try await reportingFailures {
                 let device = try await global.openDevice()
                 let resolution: Resolution
-                if let take {
-                    resolution = .take(index: take)
-                } else if let fromDevice {
-                    guard let record = try device.record(id) else { throw EngineError.noSuchRecord(id.rawValue) }
-                    let versions = [record.version] + record.conflicts
-                    guard let index = versions.firstIndex(where: { $0.modifiedBy?.rawValue == fromDevice }) else {
-                        throw UsageProblem(
-                            message: "no version of \(id) was made by \(fromDevice); see syncctl conflicts")
-                    }
+                // What the person chose from: the record before this command's merge. A version
+                // that merge brings would be superseded unseen, and would move the numbers.
+                let seen = try device.record(id)
+                if let take, let index = Int(take) {
                     resolution = .take(index: index)
+                } else if let take {
+                    resolution = .takeTagged(take)
+                } else if let fromDevice {
+                    guard let maker = DeviceID(fromDevice) else {
+                        throw UsageProblem(message: "no version of \(id) was made by \(fromDevice); see syncctl conflicts")
+                    }
+                    resolution = .takeFrom(maker)
                 } else {
                     let object = try readJSONObject(from: fields, what: "the fields")
                     let current = try device.record(id)?.version.schemaVersion ?? 1
                     resolution = .content(fields: object, schemaVersion: schemaVersion ?? current)
                 }
-                printEditReport(try device.resolve(id: id, with: resolution), json: output.json)
+                printEditReport(try device.resolve(id: id, with: resolution, seen: seen), json: output.json)
             }
         }
     }

@@ -23,7 +23,7 @@ struct SyncdCommand: AsyncParsableCommand {
             polls on NFS, SMB and FUSE mounts, and republishes <device>.json when its content \
             changed. It runs under systemd (Type=notify: READY=1, STATUS=, WATCHDOG=1, STOPPING=1) \
             or by hand. SIGTERM and SIGINT stop it after the merge in flight; SIGHUP re-reads the \
-            configuration (timings and log level).
+            configuration (timings, log level and schema files) and then every file.
 
             Settings, environment and configuration files are those of syncctl: see syncctl --help \
             and docs/daemon.md.
@@ -73,6 +73,7 @@ struct SyncdCommand: AsyncParsableCommand {
         try await reportingFailures {
             let settings = try await global.settings()
             let daemonSettings = daemonSettings
+            let commandLine = global.location.commandLineValues(device: global.device)
             // The level from --log-level, SYNCD_LOG_LEVEL or "logLevel", as on SIGHUP.
             let initial = try await daemonSettings.timingsAndLevel()
             let levels = global.location.bootstrapLogging(defaultLevel: initial.level ?? .notice)
@@ -87,7 +88,12 @@ struct SyncdCommand: AsyncParsableCommand {
                 notify: NotifySocket(environment: ProcessInfo.processInfo.environment),
                 logger: logger, metricsFile: try await daemonSettings.metricsPath(stateDirectory: settings.stateDirectory),
                 reload: {
+                    // All or nothing: a bad schema file or setting keeps every current one.
+                    let settings = try await SyncSettings.resolve(
+                        commandLine: commandLine, environment: ProcessInfo.processInfo.environment)
+                    let schemas = try SyncDevice.loadSchemas(settings.schemaFiles)
                     let reloaded = try await daemonSettings.timingsAndLevel()
+                    device.replaceSchemas(schemas)
                     levels.current = reloaded.level ?? levels.current
                     return reloaded.timings
                 })

@@ -66,7 +66,7 @@ struct RecordCommandTests {
         let conflictsJSON = try workspace.run(["conflicts", "--json"] + location)
         #expect(try jsonArray(conflictsJSON.stdout).count == 2)
         let conflictsText = try workspace.run(["conflicts"] + location)
-        #expect(conflictsText.stdout.contains("resolve with: syncctl resolve \(Files.id(1).rawValue) --take N"))
+        #expect(conflictsText.stdout.contains("resolve with: syncctl resolve \(Files.id(1).rawValue) --take TAG"))
         #expect(conflictsText.stdout.contains("phone one") && conflictsText.stdout.contains("laptop one"))
     }
 
@@ -187,6 +187,51 @@ struct RecordCommandTests {
         // And resolving again has nothing to resolve
         let again = try workspace.run(["resolve", Files.id(4).rawValue, "--take", "0"] + location)
         #expect(again.status == 65 && again.stderr.contains("no conflicts"), "\(again)")
+    }
+
+    @Test("resolve by number refuses when its own merge brought a new version of the record (nothing written); by the tag conflicts shows, it keeps the version chosen and names what it superseded")
+    func resolveWhileVersionsArrive() throws {
+        let workspace = try Self.merged()
+        defer { workspace.remove() }
+        let location = workspace.location(device: nil)
+        let id = Files.id(1).rawValue
+        // Given record 1 as conflicts shows it: laptop's version current, phone's as [1], with their tags
+        let phone = Files.version(1, by: "phone", at: 10, fields: CommandFolder.object(#"{"v": "phone one"}"#))
+        let laptop = Files.version(1, by: "laptop", at: 20, fields: CommandFolder.object(#"{"v": "laptop one"}"#))
+        let shown = try workspace.run(["conflicts"] + location)
+        #expect(shown.stdout.contains("[1] phone") && shown.stdout.contains("tag \(phone.tag)"), "\(shown)")
+        #expect(shown.stdout.contains("tag \(laptop.tag)  current"), "\(shown)")
+        // When tablet's concurrent edit of it, newer than both, lands in the folder before the person resolves
+        let tablet = Files.version(1, by: "tablet", at: 30, fields: CommandFolder.object(#"{"v": "tablet one"}"#))
+        try workspace.write("tablet.json", Files.snapshot("tablet", generation: 1, versions: [tablet]))
+        let generation = try Files.published(try workspace.read("desk.json"), name: "desk.json").reading.generation
+
+        // Then resolve --take 1 (phone's, as shown; laptop's once tablet's is current) resolves nothing and says why
+        let byNumber = try workspace.run(["resolve", id, "--take", "1"] + location)
+        #expect(byNumber.status == 65 && byNumber.stderr.contains("changed as this command merged"), "\(byNumber)")
+        // And it kept its merge: conflicts now shows tablet's version too, and desk published it
+        let again = try workspace.run(["conflicts"] + location)
+        #expect(again.stdout.contains("tag \(tablet.tag)  current") && again.stdout.contains("tag \(phone.tag)"), "\(again)")
+        let republished = try Files.published(try workspace.read("desk.json"), name: "desk.json")
+        #expect(republished.reading.generation == generation + 1)
+        // And resolve --take TAG keeps phone's content, naming what it kept and superseded
+        let byTag = try workspace.run(["resolve", id, "--take", phone.tag.uppercased()] + location)
+        #expect(byTag.status == 0, "\(byTag)")
+        let one = try jsonObject(try workspace.run(["get", id] + location).stdout)
+        #expect(one["fields"] == .object(CommandFolder.object(#"{"v": "phone one"}"#)) && one["conflicts"] == nil)
+        #expect(byTag.stderr.contains("kept the content of phone's version"), "\(byTag)")
+        #expect(byTag.stderr.contains("superseded tablet's version") && byTag.stderr.contains("superseded laptop's version"), "\(byTag)")
+        // And a tag no version has any more is refused
+        let gone = try workspace.run(["resolve", Files.id(4).rawValue, "--take", laptop.tag] + location)
+        #expect(gone.status == 65 && gone.stderr.contains("no version tagged"), "\(gone)")
+        // And schema versions no reader accepts are refused before anything is opened (exit 64)
+        for arguments in [
+            ["delete", id, "--schema-version", "0"], ["delete", id, "--schema-version", "9007199254740992"],
+            ["resolve", Files.id(4).rawValue, "--take", "1", "--schema-version", "2"],
+        ] {
+            let refused = try workspace.run(arguments + location)
+            #expect(refused.status == 64, "\(arguments): \(refused)")
+        }
     }
 
     @Test("tidy removes a sync-tool copy that adds nothing and keeps own files")

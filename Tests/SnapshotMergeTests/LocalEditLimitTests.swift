@@ -89,4 +89,69 @@ struct LocalEditLimitTests {
         #expect(put.version.lastModified == .latest)
         #expect(readBack(put.version) == nil)
     }
+
+    @Test("A schema version outside 1…2^53−1 is refused by put, delete and a resolution with new fields; 2^53−1 is written readable")
+    func schemaVersionRange() throws {
+        let current = ReadOnly.Record(
+            version: Make.version(at: 0, by: "phone", vector: ["phone": 1], fields: #"{"n":1}"#),
+            conflicts: [Make.version(at: -1, by: "desk", vector: ["desk": 1], fields: #"{"n":0}"#)])
+        let laptop = Make.device("laptop")
+        for number in [0, -1, VersionVector.maximumCount + 1, Int64.max] {
+            let refusal = LocalEditError.invalidSchemaVersion(number)
+            #expect(throws: refusal) {
+                try LocalEdit.put(id: Make.id, type: "Note", fields: Make.object(#"{"n":2}"#), schemaVersion: number,
+                                  current: current, device: laptop, now: Make.at(1_000))
+            }
+            #expect(throws: refusal) {
+                try LocalEdit.put(id: Make.id, type: "Note", fields: Make.object(#"{"n":2}"#), schemaVersion: number,
+                                  current: nil, device: laptop, now: Make.at(1_000))
+            }
+            #expect(throws: refusal) {
+                try LocalEdit.delete(current: current, schemaVersion: number, device: laptop, now: Make.at(1_000))
+            }
+            #expect(throws: refusal) {
+                try LocalEdit.resolve(
+                    current: current, with: .content(fields: Make.object(#"{"n":3}"#), schemaVersion: number),
+                    device: laptop, now: Make.at(1_000))
+            }
+        }
+        let highest = try LocalEdit.put(
+            id: Make.id, type: "Note", fields: Make.object(#"{"n":2}"#), schemaVersion: VersionVector.maximumCount,
+            current: current, device: laptop, now: Make.at(1_000))
+        #expect(readBack(highest.version) == nil)
+    }
+
+    /// Fields `levels` deep, the fields object being level 1.
+    static func fields(nested levels: Int) -> JSONObject {
+        let inner = String(repeating: "[", count: levels - 1) + String(repeating: "]", count: levels - 1)
+        return Make.object(#"{"a":"# + inner + "}")
+    }
+
+    @Test("Fields nested deeper than a published file can hold them, in a conflict entry too, are refused; at the limit they are read back from a file")
+    func fieldsDepth() throws {
+        let laptop = Make.device("laptop")
+        let deepest = LocalEdit.maximumFieldsDepth
+        #expect(throws: LocalEditError.fieldsTooDeep(Make.id)) {
+            try LocalEdit.put(id: Make.id, type: "Note", fields: Self.fields(nested: deepest + 1), schemaVersion: 1,
+                              current: nil, device: laptop, now: Make.at(1_000))
+        }
+        let conflicted = ReadOnly.Record(
+            version: Make.version(at: 0, by: "phone", vector: ["phone": 1], fields: #"{"n":1}"#),
+            conflicts: [Make.version(at: -1, by: "desk", vector: ["desk": 1], fields: #"{"n":0}"#)])
+        #expect(throws: LocalEditError.fieldsTooDeep(Make.id)) {
+            try LocalEdit.resolve(
+                current: conflicted, with: .content(fields: Self.fields(nested: deepest + 1), schemaVersion: 1),
+                device: laptop, now: Make.at(1_000))
+        }
+        // At the limit: as a record of a file, and as a conflict entry of another device's record
+        let edit = try LocalEdit.put(
+            id: Make.id, type: "Note", fields: Self.fields(nested: deepest), schemaVersion: 1, current: nil,
+            device: laptop, now: Make.at(1_000))
+        let other = Make.version(at: 5_000, by: "phone", vector: ["phone": 1], fields: #"{"n":1}"#)
+        for record in [edit.record, ReadOnly.Record(version: other, conflicts: [edit.version])] {
+            let file = Array(#"{"format":1,"device":"phone","generation":1,"records":["#.utf8) + record.interchangeLine
+                + Array("]}".utf8)
+            #expect(throws: Never.self) { try StrictJSON.parse(file) }
+        }
+    }
 }

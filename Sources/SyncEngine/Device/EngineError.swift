@@ -20,6 +20,8 @@ public enum EngineError: Error, Sendable, CustomStringConvertible {
     case invalidEdit(String)
     /// Another syncd already runs on this state directory.
     case daemonRunning(pid: String, stateDirectory: String)
+    /// A resolution's record changed since the person choosing saw it; nothing was written.
+    case changedSinceSeen(id: String)
 
     /// What is wrong with the shared folder at `path`, and what to check.
     static func folderProblem(path: String, reason: String) -> String {
@@ -42,6 +44,8 @@ public enum EngineError: Error, Sendable, CustomStringConvertible {
             "this state directory belongs to device \"\(store)\", not \"\(given)\"; use another --state for \"\(given)\""
         case .publishFailed(let path, let reason, let advice):
             "could not publish \(path): \(reason)\(advice.map { " (\($0))" } ?? ""); the merged state is safe in the store and is published at the next merge (syncd tries again by itself)"
+        case .changedSinceSeen(let id):
+            "record \(id) changed as this command merged the folder (another device's version or resolution arrived): it was not resolved, so as not to supersede what nobody saw. Look again with syncctl conflicts (it shows the record as merged now), and choose by the version's tag"
         case .noSuchRecord(let id):
             "no record with id \(id); see syncctl list --deleted"
         case .invalidEdit(let reason):

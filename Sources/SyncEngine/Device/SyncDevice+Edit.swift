@@ -47,23 +47,41 @@ extension SyncDevice {
     }
 
     /// Resolves every conflict of record `id` as `resolution` says.
-    public func resolve(id: RecordID, with resolution: Resolution) throws -> EditReport {
-        try edit { session, now in
+    ///
+    /// - Parameter seen: the record as the person choosing saw it. The edit merges the folder
+    ///   first; when that changed the record (a version arrived, or another device resolved it),
+    ///   the merge is kept but no resolution is written, and ``EngineError/changedSinceSeen(id:)``
+    ///   says so: the resolution would otherwise supersede a version nobody saw, and a choice by
+    ///   number could keep a version nobody chose.
+    public func resolve(id: RecordID, with resolution: Resolution, seen: ReadOnly.Record? = nil) throws -> EditReport {
+        try edit(resolving: id) { session, now in
             guard let current = try session.record(id) else { throw EngineError.noSuchRecord(id.rawValue) }
+            // The merge is kept (and published), so that the person sees the record as it is now.
+            if let seen, current != seen { return nil }
             return try LocalEdit.resolve(current: current, with: resolution, device: self.device, now: now)
         }
     }
 
+    /// A version as a person recognizes it: who made it, when, and its tag.
+    private static func versionName(_ version: ReadOnly.Version) -> String {
+        "\(version.modifiedBy?.rawValue ?? "an unknown device")'s version of \(version.lastModified?.written ?? "an unknown time") (tag \(version.tag)\(version.deleted ? ", a deletion" : ""))"
+    }
+
     /// Runs a merge pass with `make` applied after it in the same transaction, and publishes.
-    private func edit(_ make: @escaping (StoreSession, Timestamp) throws -> LocalEditOutcome) throws -> EditReport {
+    /// When `make` returns nil, the merge alone is kept and published, and the record `make` was
+    /// to resolve had changed (``EngineError/changedSinceSeen(id:)``).
+    private func edit(
+        resolving resolved: RecordID? = nil, _ make: @escaping (StoreSession, Timestamp) throws -> LocalEditOutcome?
+    ) throws -> EditReport {
         try locked {
-            let (report, outcome) = try pass { session, now -> LocalEditOutcome in
-                let outcome: LocalEditOutcome
+            let (report, made) = try pass { session, now -> LocalEditOutcome? in
+                let made: LocalEditOutcome?
                 do {
-                    outcome = try make(session, now)
+                    made = try make(session, now)
                 } catch let error as LocalEditError {
                     throw EngineError.invalidEdit(error.description)
                 }
+                guard let outcome = made else { return nil }
                 if let violation = self.schemas.violation(of: outcome.version) {
                     throw EngineError.invalidEdit("the new version does not fit its schema: \(violation)")
                 }
@@ -71,7 +89,8 @@ extension SyncDevice {
                 try session.save(merged ?? outcome.record, at: now)
                 return outcome
             }
-            guard let outcome else { throw EngineError.invalidEdit("the edit was not applied") }
+            guard case .some(let result) = made else { throw EngineError.invalidEdit("the edit was not applied") }
+            guard let outcome = result else { throw EngineError.changedSinceSeen(id: resolved?.rawValue ?? "?") }
             var notes: [String] = []
             for version in outcome.supersededOwn {
                 notes.append(
@@ -82,6 +101,14 @@ extension SyncDevice {
                 notes.append(
                     "the new version dominates a conflict made by \(version.modifiedBy?.rawValue ?? "an unknown device") at \(version.lastModified?.written ?? "an unknown time"), which is dropped (hand-made vectors cause this)"
                 )
+            }
+            if let (kept, superseded) = outcome.resolved {
+                if let kept {
+                    notes.append("kept the content of \(Self.versionName(kept))")
+                }
+                for version in superseded where kept.map({ !version.hasSameContent(as: $0) }) ?? true {
+                    notes.append("superseded \(Self.versionName(version))")
+                }
             }
             return EditReport(
                 id: outcome.record.id.rawValue, version: JSONValue.object(outcome.version.normalForm).interchangeString,

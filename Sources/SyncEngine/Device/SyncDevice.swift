@@ -23,8 +23,10 @@ public final class SyncDevice: Sendable {
     public let storePath: String
     let logger: Logger
     let clock: @Sendable () -> Timestamp
-    /// The schemas incoming versions and local edits of declared types must fit.
-    public let schemas: SchemaSet
+    /// The schemas incoming versions and local edits of declared types must fit (a pass takes
+    /// them as they are when it starts).
+    public var schemas: SchemaSet { schemasBox.withLock { $0 } }
+    private let schemasBox: Mutex<SchemaSet>
     /// Whether a pass gives the memory it freed back to the system (a long-running process).
     public let returnsMemoryAfterPasses: Bool
     /// This device's signing key (in the state directory; made the first time the device is opened).
@@ -82,7 +84,7 @@ public final class SyncDevice: Sendable {
                 EngineError.folderProblem(path: path, reason: reason)
                 + ". What is shown is what the store held after the last merge"
         }
-        schemas = try Self.loadSchemas(settings.schemaFiles)
+        schemasBox = Mutex(try Self.loadSchemas(settings.schemaFiles))
         let state = settings.stateDirectory
         try Self.checkStateOutsideShared(settings)
         do {
@@ -152,11 +154,20 @@ public final class SyncDevice: Sendable {
         }
     }
 
-    private static func loadSchemas(_ paths: [String]) throws -> SchemaSet {
+    /// Uses `schemas` from the next pass or edit on (`syncd` re-reads its schema files on SIGHUP).
+    public func replaceSchemas(_ schemas: SchemaSet) {
+        schemasBox.withLock { $0 = schemas }
+    }
+
+    /// The schema files at `paths`, read and checked together.
+    ///
+    /// - Throws: ``SettingsError/unreadableSchema(path:reason:)`` naming the first file that cannot be used.
+    public static func loadSchemas(_ paths: [String]) throws -> SchemaSet {
         var schemas = SchemaSet()
         for path in paths {
             do {
-                let descriptor = try SystemCalls.openForReadingNoFollow(path)
+                // Followed when a link: a configuration file often is one (/etc/… → /usr/share/…).
+                let descriptor = try SystemCalls.openForReading(path)
                 defer { SystemCalls.close(descriptor) }
                 let bytes = try SystemCalls.readAll(descriptor, expectedSize: 4096, path: path)
                 schemas = try schemas.merging(try SchemaSet.load(bytes, source: path))

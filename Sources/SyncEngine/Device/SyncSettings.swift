@@ -141,9 +141,36 @@ public struct SyncSettings: Sendable, Hashable {
             throw SettingsError.invalidPartSizes(splitKilobytes: split >> 10, joinKilobytes: join >> 10)
         }
         settings.partPolicy = PartPolicy(splitBytes: split, joinBytes: join)
-        settings.schemaFiles =
-            commandLine.schemaFiles.isEmpty ? (try reader.checkedStringArray("schemas") ?? []) : commandLine.schemaFiles
+        if !commandLine.schemaFiles.isEmpty {
+            settings.schemaFiles = commandLine.schemaFiles
+        } else {
+            // A relative path in a configuration file means one beside it: under systemd the
+            // working directory is /, so relative to it the path would name nothing.
+            let base =
+                environment["SYNCD_SCHEMAS"] == nil
+                ? configurationFileHolding("schemas", config: commandLine.config, environment: environment)
+                    .map { String($0[..<($0.lastIndex(of: "/") ?? $0.startIndex)]) } : nil
+            settings.schemaFiles = try (reader.checkedStringArray("schemas") ?? []).map { path in
+                guard let base, !path.hasPrefix("/") else { return path }
+                return (base.isEmpty ? "." : base) + "/" + path
+            }
+        }
         return settings
+    }
+
+    /// The first configuration file, in precedence order, that sets `key`.
+    private static func configurationFileHolding(
+        _ key: String, config: String?, environment: [String: String]
+    ) -> String? {
+        for file in configurationFiles(explicit: config ?? environment["SYNCD_CONFIG"], environment: environment) {
+            guard let descriptor = try? SystemCalls.openForReading(file.path) else { continue }
+            defer { SystemCalls.close(descriptor) }
+            guard let bytes = try? SystemCalls.readAll(descriptor, expectedSize: 4096, path: file.path),
+                case .object(let object)? = try? StrictJSON.parse(bytes)
+            else { continue }
+            if object[key] != nil { return file.path }
+        }
+        return nil
     }
 
     /// A reader of every configuration source but the command line: `SYNCD_*` variables, then the

@@ -168,16 +168,24 @@ extension SyncDevice {
             // Read again on every pass: once the schema files change, the versions merge.
             row.size = -1
         }
-        findings.report.warnings += notes.map { "\(name): \($0)" }
         if tally.newerSchemas > 0 {
             notes.append(
                 "\(tally.newerSchemas) version(s) carry a schemaVersion newer than the schema files declare: merged unchecked, kept verbatim"
             )
         }
+        findings.report.warnings += notes.map { "\(name): \($0)" }
         row.lastWarning = notes.isEmpty ? nil : notes.joined(separator: "; ")
         outcome.warning = row.lastWarning
         for problem in problems {
             logger.warning("record rejected", metadata: ["source.name": "\(name)", "record.problem": "\(problem)"])
+        }
+        // One line a file: the file is read again at every pass until the schema files change.
+        if let first = tally.schemaProblems.first {
+            logger.warning(
+                "versions do not fit their schema: not merged",
+                metadata: [
+                    "source.name": "\(name)", "versions": "\(tally.schemaProblems.count)", "record.problem": "\(first)",
+                ])
         }
     }
 
