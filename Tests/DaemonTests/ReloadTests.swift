@@ -1,4 +1,5 @@
 import Foundation
+import SnapshotFormat
 import Testing
 
 #if canImport(Glibc)
@@ -90,6 +91,52 @@ extension DaemonTests {
         usleep(1_000_000)
         let passes = daemon.log.components(separatedBy: "merge pass done").count - 1
         #expect(passes < 5, "\(passes) passes:\n\(daemon.log)")
+        #expect(daemon.stop() == 0, "\(daemon.log)")
+    }
+}
+
+extension DaemonTests {
+    @Test("schema files: a relative path in the configuration file is beside it and may be a link; syncd logs the versions that do not fit, and SIGHUP re-reads the files, after which they merge")
+    func schemasReloadOnHangup() throws {
+        // Given a configuration file naming "note.schema.json", a link beside it to the schema itself
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        let directory = sandbox.path("etc")
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let schema = sandbox.path("note-v1.json")
+        func declare(text type: String) throws {
+            try Data(
+                #"{"format": 1, "types": [{"type": "Note", "versions": [{"schemaVersion": 1, "fields": {"text": "\#(type)"}}]}]}"#
+                    .utf8
+            ).write(to: URL(fileURLWithPath: schema))
+        }
+        try declare(text: "string")
+        try FileManager.default.createSymbolicLink(atPath: directory + "/note.schema.json", withDestinationPath: schema)
+        let config = directory + "/config.json"
+        try Data(#"{"schemas": ["note.schema.json"]}"#.utf8).write(to: URL(fileURLWithPath: config))
+        // And a peer's Note whose text is a number
+        try sandbox.publish(
+            "phone.json",
+            Snapshots.file("phone", records: [(Snapshots.id(1), JSONObject([("text", .number(42))]))]))
+
+        // When syncd runs with it (from another working directory)
+        let daemon = try Daemon("desk", in: sandbox, extra: ["--config", config])
+        defer { daemon.stop() }
+        try daemon.waitUntilReady()
+
+        // Then it logs the version that does not fit, and does not merge it
+        #expect(
+            eventually(within: 10) { daemon.log.contains("versions do not fit their schema") }, "\(daemon.log)")
+        #expect(daemon.log.contains(Snapshots.id(1)), "\(daemon.log)")
+        #expect(try Snapshots.records(try sandbox.syncctl(["list", "--json"] + sandbox.location("desk"))).isEmpty)
+
+        // And once the schema says a number, SIGHUP makes syncd read it, and the version merges
+        try declare(text: "number")
+        daemon.launched.signal(SIGHUP)
+        let merged = eventually(within: 30, every: 0.1) {
+            (Snapshots.published(sandbox.read("desk.json"))?.records.count ?? 0) == 1
+        }
+        #expect(merged, "\(daemon.log)")
         #expect(daemon.stop() == 0, "\(daemon.log)")
     }
 }

@@ -80,4 +80,32 @@ struct SchemaValidationTests {
             (error as? SettingsError).map { "\($0)".contains("broken.json") } ?? false
         }
     }
+
+    @Test("a version newer than the schema files declare merges unchecked, and the report's warnings say so (merge's text output shows them)")
+    func newerVersionNoted() throws {
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        var newer = Wire.version(1, by: "phone", fields: #"{"text": 7, "shape": "of version 3"}"#)
+        newer.schemaVersion = 3
+        try sandbox.write("phone.json", Wire.snapshot("phone", generation: 1, versions: [newer]))
+        let report = try device(sandbox).merge()
+        #expect(report.warnings.contains { $0.contains("phone.json") && $0.contains("newer than the schema files declare") }, "\(report.warnings)")
+        #expect(!report.hasRejections)
+    }
+
+    @Test("a schema file reached through a symbolic link is read (a configuration file often is one)")
+    func schemaThroughLink() throws {
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        let target = sandbox.outside + "/note.schema.json"
+        try Data(Self.schema.utf8).write(to: URL(fileURLWithPath: target))
+        let link = sandbox.outside + "/linked.json"
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: target)
+        var settings = SyncSettings(sharedFolder: sandbox.shared, stateDirectory: sandbox.state(), device: DeviceID("desk"))
+        settings.schemaFiles = [link]
+        let desk = try SyncDevice(settings: settings, logger: quietLogger)
+        #expect(throws: EngineError.self) {
+            _ = try desk.put(id: Wire.id(1), type: "Note", fields: Wire.object(#"{"text": 5}"#), schemaVersion: 1)
+        }
+    }
 }
