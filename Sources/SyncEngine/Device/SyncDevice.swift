@@ -171,6 +171,9 @@ public final class SyncDevice: Sendable {
                 defer { SystemCalls.close(descriptor) }
                 let bytes = try SystemCalls.readAll(descriptor, expectedSize: 4096, path: path)
                 schemas = try schemas.merging(try SchemaSet.load(bytes, source: path))
+            } catch let error as SchemaFileError {
+                // Its sentence names the file and what to change already.
+                throw SettingsError.invalidSchema(error.description)
             } catch {
                 throw SettingsError.unreadableSchema(path: path, reason: String(describing: error))
             }

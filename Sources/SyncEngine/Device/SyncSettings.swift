@@ -323,6 +323,8 @@ public enum SettingsError: Error, Hashable, Sendable, CustomStringConvertible {
     case invalidDevice(String, problem: String)
     case unreadableConfiguration(path: String, reason: String)
     case unreadableSchema(path: String, reason: String)
+    /// A schema file that is not one, or schema files that disagree (the sentence says which).
+    case invalidSchema(String)
     case invalidPartSizes(splitKilobytes: Int, joinKilobytes: Int)
     /// A setting whose value is out of its range (`rule` says the range).
     case invalidSetting(key: String, value: String, rule: String)
@@ -337,6 +339,8 @@ public enum SettingsError: Error, Hashable, Sendable, CustomStringConvertible {
             "the device ID \"\(text)\" \(problem); a device ID is 1 to 64 of a-z 0-9 . _ -, starting with a letter or digit"
         case .unreadableConfiguration(let path, let reason):
             "cannot read the configuration file \(path): \(reason)"
+        case .invalidSchema(let sentence):
+            sentence + #" (or leave the file out of --schema and "schemas")"#
         case .unreadableSchema(let path, let reason):
             "cannot use the schema file \(path): \(reason); fix it (docs/schemas.md) or leave it out of --schema and \"schemas\""
         case .invalidSetting(let key, let value, let rule):
