@@ -28,7 +28,9 @@ extension SyncctlCommand {
         @Option(help: "The record to edit (a UUID); a new record with a random id when left out.") var id: RecordID?
         @Option(
             name: .customLong("schema-version"),
-            help: "The schema version of these fields (default: the record's current one, or 1).")
+            help:
+                "The schema version of these fields (default: the record's current one; for a new record, the newest the schema files declare for its type, or 1)."
+        )
         var schemaVersion: Int64?
         @Argument(help: "A file holding the fields as a JSON object; '-' or nothing for standard input.") var file:
             String?

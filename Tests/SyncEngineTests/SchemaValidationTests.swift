@@ -108,4 +108,26 @@ struct SchemaValidationTests {
             _ = try desk.put(id: Wire.id(1), type: "Note", fields: Wire.object(#"{"text": 5}"#), schemaVersion: 1)
         }
     }
+
+    @Test("a new record put without a schema version is of the newest version the schema files declare for its type, and is checked against it; an existing record keeps its own")
+    func putDefaultsToNewestDeclared() throws {
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        let path = sandbox.outside + "/two.json"
+        try Data(
+            #"{"format": 1, "types": [{"type": "Note", "versions": [{"schemaVersion": 1, "fields": {"text": "string"}}, {"schemaVersion": 2, "fields": {"title": "string"}, "additionalFields": false}]}]}"#
+                .utf8
+        ).write(to: URL(fileURLWithPath: path))
+        var settings = SyncSettings(sharedFolder: sandbox.shared, stateDirectory: sandbox.state(), device: DeviceID("desk"))
+        settings.schemaFiles = [path]
+        let desk = try SyncDevice(settings: settings, logger: quietLogger)
+        #expect(throws: EngineError.self) {
+            _ = try desk.put(id: nil, type: "Note", fields: Wire.object(#"{"text": "of version 1"}"#), schemaVersion: nil)
+        }
+        _ = try desk.put(id: Wire.id(1), type: "Note", fields: Wire.object(#"{"title": "v2"}"#), schemaVersion: nil)
+        #expect(try desk.record(Wire.id(1))?.version.schemaVersion == 2)
+        _ = try desk.put(id: Wire.id(2), type: "Note", fields: Wire.object(#"{"text": "v1"}"#), schemaVersion: 1)
+        _ = try desk.put(id: Wire.id(2), type: "Note", fields: Wire.object(#"{"text": "still v1"}"#), schemaVersion: nil)
+        #expect(try desk.record(Wire.id(2))?.version.schemaVersion == 1)
+    }
 }

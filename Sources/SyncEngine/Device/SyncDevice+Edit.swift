@@ -27,8 +27,11 @@ extension SyncDevice {
                     "record \(id) is a \"\(current.version.type)\", not a \"\(type)\": a record keeps its type (put it with --type \(current.version.type))"
                 )
             }
+            // A new record of a type the schema files declare is of its newest declared version.
+            let newest = self.schemas.declaredVersions(of: type).max() ?? 1
             return try LocalEdit.put(
-                id: id, type: type, fields: fields, schemaVersion: schemaVersion ?? current?.version.schemaVersion ?? 1,
+                id: id, type: type, fields: fields,
+                schemaVersion: schemaVersion ?? current?.version.schemaVersion ?? newest,
                 current: current, device: self.device, now: now)
         }
     }
