@@ -1,5 +1,25 @@
-/// Writing a record's normal form straight to bytes: what a published file and the store hold.
+// Writing a record's normal form straight to bytes: what a published file and the store hold.
+
+extension ReadOnly {
+    /// 8 lowercase hex digits naming `bytes`: their 64-bit FNV-1a hash, its two halves XORed. It
+    /// names, it does not protect: nothing relies on two values never sharing one. A script
+    /// computes it over a record's or a version's normal form in RFC 8785 bytes.
+    public static func shortTag(of bytes: [UInt8]) -> String {
+        var hash: UInt64 = 0xCBF2_9CE4_8422_2325
+        for byte in bytes {
+            hash ^= UInt64(byte)
+            hash &*= 0x0000_0100_0000_01B3
+        }
+        let digits = String(UInt32(truncatingIfNeeded: hash ^ (hash >> 32)), radix: 16)
+        return String(repeating: "0", count: 8 - digits.count) + digits
+    }
+}
+
 extension ReadOnly.Record {
+    /// A short name for the record as it is now, all its versions included (``ReadOnly/shortTag(of:)``
+    /// of ``interchangeLine``): `syncctl resolve --seen` resolves only a record still so.
+    public var tag: String { ReadOnly.shortTag(of: interchangeLine) }
+
     /// The interchange bytes of the record's normal form with its conflicts: exactly
     /// `JSONValue.object(normalForm).interchangeBytes`, written without building the tree
     /// (`fields` are already bytes).
@@ -12,22 +32,14 @@ extension ReadOnly.Record {
 }
 
 extension ReadOnly.Version {
-    /// A short name for this version that stays the same from one command to the next (8 hex
-    /// digits of a 64-bit FNV-1a hash of its normal form's interchange bytes): `syncctl conflicts`
-    /// shows it and `syncctl resolve --take` accepts it, so that the version kept is the one a
-    /// person chose even when other versions arrived in between and moved the numbers. It names,
-    /// it does not protect: nothing relies on two versions never sharing one.
+    /// A short name for this version that stays the same from one command to the next:
+    /// ``ReadOnly/shortTag(of:)`` of its normal form. `syncctl conflicts` shows it and
+    /// `syncctl resolve --take` accepts it, so that the version kept is the one a person chose
+    /// even when other versions arrived in between and moved the numbers.
     public var tag: String {
         var bytes: [UInt8] = []
         appendNormalForm(to: &bytes, conflicts: [])
-        var hash: UInt64 = 0xCBF2_9CE4_8422_2325
-        for byte in bytes {
-            hash ^= UInt64(byte)
-            hash &*= 0x0000_0100_0000_01B3
-        }
-        let folded = UInt32(truncatingIfNeeded: hash ^ (hash >> 32))
-        let digits = String(folded, radix: 16)
-        return String(repeating: "0", count: 8 - digits.count) + digits
+        return ReadOnly.shortTag(of: bytes)
     }
 
     /// Appends the interchange bytes of the normal form, with `conflicts` when there are any.

@@ -98,12 +98,15 @@ public enum LocalEdit {
     public static let maximumFieldsDepth = StrictJSON.maximumDepth - 5
 
     /// Refuses content no reader would accept: a schema version outside 1…2^53−1, fields nested
-    /// deeper than ``maximumFieldsDepth``.
+    /// deeper than ``maximumFieldsDepth``, or other keys (an edit keeps the current version's)
+    /// whose values are (they sit at the level of `fields`).
     static func checkReadable(_ content: ReadOnly.Version) throws(LocalEditError) {
         guard (1...VersionVector.maximumCount).contains(content.schemaVersion) else {
             throw .invalidSchemaVersion(content.schemaVersion)
         }
-        guard content.encodedFields.nestingDepth <= maximumFieldsDepth else { throw .fieldsTooDeep(content.id) }
+        guard content.encodedFields.nestingDepth <= maximumFieldsDepth,
+            content.unknownKeys.count == 0 || EncodedObject(content.unknownKeys).nestingDepth <= maximumFieldsDepth + 1
+        else { throw .fieldsTooDeep(content.id) }
     }
 
     /// `lastModified` = max(now, 1 ms after every version the new one supersedes), so the new

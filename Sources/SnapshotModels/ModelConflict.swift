@@ -48,7 +48,7 @@ extension ModelStore {
     public func resolve<Model: SyncedModel>(_ conflict: ModelConflict<Model>, keeping index: Int) throws {
         try checkUnchanged(conflict)
         do {
-            _ = try device.resolve(id: conflict.id, with: .take(index: index), seen: conflict.stored)
+            _ = try device.resolve(id: conflict.id, with: .take(index: index), seen: conflict.stored.tag)
         } catch EngineError.changedSinceSeen {
             throw ModelError.changedSinceRead(id: conflict.id)
         }
@@ -62,7 +62,7 @@ extension ModelStore {
         for (key, leftover) in conflict.leftoverFields where fields[key] == nil { fields[key] = leftover }
         do {
             _ = try device.resolve(
-                id: conflict.id, with: .content(fields: fields, schemaVersion: Model.schemaVersion), seen: conflict.stored)
+                id: conflict.id, with: .content(fields: fields, schemaVersion: Model.schemaVersion), seen: conflict.stored.tag)
         } catch EngineError.changedSinceSeen {
             throw ModelError.changedSinceRead(id: conflict.id)
         }

@@ -37,7 +37,7 @@ extension SyncctlCommand {
 }
 
 private func printConflict(_ record: ReadOnly.Record) {
-    print("\(record.id)  \(record.version.type)")
+    print("\(record.id)  \(record.version.type)  record tag \(record.tag)")
     let versions = [record.version] + record.conflicts
     let current = record.version
     // Shown only where versions differ in them: otherwise two versions could look the same.
@@ -68,6 +68,6 @@ private func printConflict(_ record: ReadOnly.Record) {
             print("      (other record keys differ: syncctl get \(record.id) shows them)")
         }
     }
-    print("  resolve with: syncctl resolve \(record.id) --take TAG (or --take N)")
+    print("  resolve with: syncctl resolve \(record.id) --seen \(record.tag) --take TAG")
     print("")
 }

@@ -13,17 +13,19 @@ extension SyncctlCommand {
                 Writes one version that supersedes the current version and every conflict, so \
                 every device drops the conflicts when it merges it. Choose its content with exactly \
                 one of:
-                  --take TAG     the version with this tag in syncctl conflicts
+                  --take TAG     the version with this tag in syncctl conflicts (8 hex digits)
                   --take N       version N as numbered by syncctl conflicts (0: the current)
                   --from DEVICE  the version DEVICE made (its greatest, if it made several)
-
-                resolve merges the folder first. When that changes the record (a version or a \
-                resolution arrived), nothing is written (exit 65): the new version would be \
-                superseded unseen, and a number could name another version than the one shown. \
-                Look again with syncctl conflicts. A tag names the same version whatever arrives \
-                (with syncd running, versions arrive at any time). What was kept and what was \
-                superseded is noted on standard error.
                   --fields FILE  new fields from a JSON object ('-': standard input)
+
+                resolve merges the folder first. It resolves only a record still as you saw it: \
+                as --seen says (the record tag syncctl conflicts shows), else as the store held it \
+                when resolve started. When the record changed (a version or another device's \
+                resolution arrived), it keeps the merge, resolves nothing and exits 65: a version \
+                nobody saw would be superseded, and a number could name another version than the \
+                one shown. Look again with syncctl conflicts. With syncd running, versions arrive \
+                at any time: give --seen, as the hint of syncctl conflicts does. What was kept and \
+                what was superseded is noted on standard error.
 
                 As in every subcommand, --device is this device's ID (needed only if the store \
                 does not know it yet); the new version is made by this device.
@@ -45,6 +47,11 @@ extension SyncctlCommand {
             name: .customLong("schema-version"),
             help: "With --fields: the schema version of the new fields (default: the current version's).")
         var schemaVersion: Int64?
+        @Option(
+            help: ArgumentHelp(
+                "The record's tag as syncctl conflicts showed it: resolve only if the record is still so (default: as the store held it when resolve started).",
+                valueName: "record-tag"))
+        var seen: String?
         @Argument(help: "The record's id (a UUID).") var id: RecordID
 
         func validate() throws {
@@ -66,10 +73,12 @@ extension SyncctlCommand {
             try await reportingFailures {
                 let device = try await global.openDevice()
                 let resolution: Resolution
-                // What the person chose from: the record before this command's merge. A version
-                // that merge brings would be superseded unseen, and would move the numbers.
-                let seen = try device.record(id)
-                if let take, let index = Int(take) {
+                // What the person chose from: as --seen says, else the record before this
+                // command's merge (a version that merge brings would be superseded unseen, and
+                // would move the numbers); "absent" matches no record.
+                let seen = try self.seen ?? device.record(id)?.tag ?? "absent"
+                // A tag has 8 hex digits, some of them all decimal: 8 characters are a tag.
+                if let take, take.count != 8, let index = Int(take) {
                     resolution = .take(index: index)
                 } else if let take {
                     resolution = .takeTagged(take)

@@ -66,7 +66,7 @@ struct RecordCommandTests {
         let conflictsJSON = try workspace.run(["conflicts", "--json"] + location)
         #expect(try jsonArray(conflictsJSON.stdout).count == 2)
         let conflictsText = try workspace.run(["conflicts"] + location)
-        #expect(conflictsText.stdout.contains("resolve with: syncctl resolve \(Files.id(1).rawValue) --take TAG"))
+        #expect(conflictsText.stdout.contains("resolve with: syncctl resolve \(Files.id(1).rawValue) --seen "))
         #expect(conflictsText.stdout.contains("phone one") && conflictsText.stdout.contains("laptop one"))
     }
 
@@ -189,21 +189,27 @@ struct RecordCommandTests {
         #expect(again.status == 65 && again.stderr.contains("no conflicts"), "\(again)")
     }
 
-    @Test("resolve by number refuses when its own merge brought a new version of the record (nothing written); by the tag conflicts shows, it keeps the version chosen and names what it superseded")
+    @Test("resolve resolves only a record still as seen: by number it refuses when its own merge brought a version, with --seen when syncd merged one before it ran; by tag it keeps the version chosen and names what it superseded")
     func resolveWhileVersionsArrive() throws {
         let workspace = try Self.merged()
         defer { workspace.remove() }
         let location = workspace.location(device: nil)
         let id = Files.id(1).rawValue
-        // Given record 1 as conflicts shows it: laptop's version current, phone's as [1], with their tags
+        // Given record 1 as conflicts shows it: laptop's version current, phone's as [1], with
+        // their tags, the record's tag, and a hint that names it
         let phone = Files.version(1, by: "phone", at: 10, fields: CommandFolder.object(#"{"v": "phone one"}"#))
         let laptop = Files.version(1, by: "laptop", at: 20, fields: CommandFolder.object(#"{"v": "laptop one"}"#))
         let shown = try workspace.run(["conflicts"] + location)
         #expect(shown.stdout.contains("[1] phone") && shown.stdout.contains("tag \(phone.tag)"), "\(shown)")
         #expect(shown.stdout.contains("tag \(laptop.tag)  current"), "\(shown)")
-        // When tablet's concurrent edit of it, newer than both, lands in the folder before the person resolves
+        let recordTag = try #require(
+            shown.stdout.split(separator: "\n").first { $0.hasPrefix(id) }?.split(separator: " ").last.map(String.init))
+        #expect(shown.stdout.contains("resolve with: syncctl resolve \(id) --seen \(recordTag) --take TAG"), "\(shown)")
+        // When tablet's concurrent edit of it, newer than both, lands in the folder (with a record
+        // desk never held), before the person resolves
         let tablet = Files.version(1, by: "tablet", at: 30, fields: CommandFolder.object(#"{"v": "tablet one"}"#))
-        try workspace.write("tablet.json", Files.snapshot("tablet", generation: 1, versions: [tablet]))
+        let arriving = Files.version(9, by: "tablet", at: 30, fields: CommandFolder.object(#"{"v": "new"}"#))
+        try workspace.write("tablet.json", Files.snapshot("tablet", generation: 1, versions: [tablet, arriving]))
         let generation = try Files.published(try workspace.read("desk.json"), name: "desk.json").reading.generation
 
         // Then resolve --take 1 (phone's, as shown; laptop's once tablet's is current) resolves nothing and says why
@@ -212,18 +218,33 @@ struct RecordCommandTests {
         // And it kept its merge: conflicts now shows tablet's version too, and desk published it
         let again = try workspace.run(["conflicts"] + location)
         #expect(again.stdout.contains("tag \(tablet.tag)  current") && again.stdout.contains("tag \(phone.tag)"), "\(again)")
-        let republished = try Files.published(try workspace.read("desk.json"), name: "desk.json")
-        #expect(republished.reading.generation == generation + 1)
-        // And resolve --take TAG keeps phone's content, naming what it kept and superseded
-        let byTag = try workspace.run(["resolve", id, "--take", phone.tag.uppercased()] + location)
+        #expect(try Files.published(try workspace.read("desk.json"), name: "desk.json").reading.generation == generation + 1)
+        // And with the record's tag as first seen (as when syncd merged tablet's version before
+        // resolve started), even phone's version by its tag is not taken: tablet's was never seen
+        let stale = try workspace.run(["resolve", id, "--seen", recordTag, "--take", phone.tag] + location)
+        #expect(stale.status == 65 && stale.stderr.contains("changed as this command merged"), "\(stale)")
+        // And with the tag seen now, phone's content is kept, what was kept and superseded named
+        let current = try #require(
+            again.stdout.split(separator: "\n").first { $0.hasPrefix(id) }?.split(separator: " ").last.map(String.init))
+        let byTag = try workspace.run(["resolve", id, "--seen", current.uppercased(), "--take", phone.tag.uppercased()] + location)
         #expect(byTag.status == 0, "\(byTag)")
         let one = try jsonObject(try workspace.run(["get", id] + location).stdout)
         #expect(one["fields"] == .object(CommandFolder.object(#"{"v": "phone one"}"#)) && one["conflicts"] == nil)
         #expect(byTag.stderr.contains("kept the content of phone's version"), "\(byTag)")
         #expect(byTag.stderr.contains("superseded tablet's version") && byTag.stderr.contains("superseded laptop's version"), "\(byTag)")
-        // And a tag no version has any more is refused
+        // And a tag no version has any more is refused, even one of 8 decimal digits (not a number)
         let gone = try workspace.run(["resolve", Files.id(4).rawValue, "--take", laptop.tag] + location)
         #expect(gone.status == 65 && gone.stderr.contains("no version tagged"), "\(gone)")
+        let digits = try workspace.run(["resolve", Files.id(4).rawValue, "--take", "00000001"] + location)
+        #expect(digits.status == 65 && digits.stderr.contains("no version tagged 00000001"), "\(digits)")
+        // And a record desk did not hold when resolve started is not resolved blindly
+        let unseen = Files.id(8).rawValue
+        let otherVersion = Files.version(8, by: "phone", at: 40, fields: CommandFolder.object(#"{"v": "p"}"#))
+        let concurrent = Files.version(8, by: "tablet", at: 41, fields: CommandFolder.object(#"{"v": "t"}"#))
+        try workspace.write("tablet.json", Files.snapshot("tablet", generation: 2, versions: [tablet, arriving, concurrent]))
+        try workspace.write("phone.json", Files.snapshot("phone", generation: 3, versions: [phone, otherVersion]))
+        let blind = try workspace.run(["resolve", unseen, "--take", "1"] + location)
+        #expect(blind.status == 65 && blind.stderr.contains("changed as this command merged"), "\(blind)")
         // And schema versions no reader accepts are refused before anything is opened (exit 64)
         for arguments in [
             ["delete", id, "--schema-version", "0"], ["delete", id, "--schema-version", "9007199254740992"],

@@ -154,4 +154,29 @@ struct LocalEditLimitTests {
             #expect(throws: Never.self) { try StrictJSON.parse(file) }
         }
     }
+
+    @Test("An edit keeps the current version's other keys: one nested too deep for a conflict entry is refused; at the limit, the file holding it parses")
+    func unknownKeysDepth() throws {
+        let laptop = Make.device("laptop")
+        func current(arrays: Int) -> ReadOnly.Record {
+            let deep = String(repeating: "[", count: arrays) + String(repeating: "]", count: arrays)
+            return ReadOnly.Record(
+                version: ReadOnly.Version(
+                    id: Make.id, type: "Note", lastModified: Make.at(0), modifiedBy: Make.device("phone"),
+                    versionVector: VersionVector([Make.device("phone"): 1]), fields: Make.object(#"{"n":1}"#),
+                    unknownKeys: Make.object(#"{"x":"# + deep + "}")))
+        }
+        // The other keys' values sit where `fields` does: as deep as the fields may nest
+        #expect(throws: LocalEditError.fieldsTooDeep(Make.id)) {
+            try LocalEdit.put(id: Make.id, type: "Note", fields: Make.object(#"{"n":2}"#), schemaVersion: 1,
+                              current: current(arrays: LocalEdit.maximumFieldsDepth + 1), device: laptop, now: Make.at(1_000))
+        }
+        let edit = try LocalEdit.put(
+            id: Make.id, type: "Note", fields: Make.object(#"{"n":2}"#), schemaVersion: 1,
+            current: current(arrays: LocalEdit.maximumFieldsDepth), device: laptop, now: Make.at(1_000))
+        let other = Make.version(at: 5_000, by: "desk", vector: ["desk": 1], fields: #"{"n":3}"#)
+        let file = Array(#"{"format":1,"device":"desk","generation":1,"records":["#.utf8)
+            + ReadOnly.Record(version: other, conflicts: [edit.version]).interchangeLine + Array("]}".utf8)
+        #expect(throws: Never.self) { try StrictJSON.parse(file) }
+    }
 }

@@ -51,16 +51,17 @@ extension SyncDevice {
 
     /// Resolves every conflict of record `id` as `resolution` says.
     ///
-    /// - Parameter seen: the record as the person choosing saw it. The edit merges the folder
-    ///   first; when that changed the record (a version arrived, or another device resolved it),
-    ///   the merge is kept but no resolution is written, and ``EngineError/changedSinceSeen(id:)``
-    ///   says so: the resolution would otherwise supersede a version nobody saw, and a choice by
-    ///   number could keep a version nobody chose.
-    public func resolve(id: RecordID, with resolution: Resolution, seen: ReadOnly.Record? = nil) throws -> EditReport {
+    /// - Parameter seen: the ``ReadOnly/Record/tag`` of the record as the person choosing saw it
+    ///   (any text that is no tag, when the record was not there). The edit merges the folder
+    ///   first; when the record is then not as seen (a version arrived, or another device resolved
+    ///   it), the merge is kept but no resolution is written, and
+    ///   ``EngineError/changedSinceSeen(id:)`` says so: the resolution would otherwise supersede a
+    ///   version nobody saw, and a choice by number could keep a version nobody chose. Nil: no check.
+    public func resolve(id: RecordID, with resolution: Resolution, seen: String? = nil) throws -> EditReport {
         try edit(resolving: id) { session, now in
             guard let current = try session.record(id) else { throw EngineError.noSuchRecord(id.rawValue) }
             // The merge is kept (and published), so that the person sees the record as it is now.
-            if let seen, current != seen { return nil }
+            if let seen, current.tag != seen.lowercased() { return nil }
             return try LocalEdit.resolve(current: current, with: resolution, device: self.device, now: now)
         }
     }

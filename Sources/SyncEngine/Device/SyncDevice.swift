@@ -38,6 +38,9 @@ public final class SyncDevice: Sendable {
     /// The files the last publication of this process renamed into place, not yet reported by
     /// the watcher (see ``isOwnRename(_:)``).
     let renamedIntoPlace = Mutex<Set<String>>([])
+    /// For each file, the schema problems last logged (a file with some is read at every pass:
+    /// the same ones are logged at debug level only).
+    let loggedSchemaProblems = Mutex<[String: String]>([:])
 
     /// The wall clock, as the contract's timestamps need it.
     public static let wallClock: @Sendable () -> Timestamp = {

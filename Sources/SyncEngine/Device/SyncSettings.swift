@@ -148,11 +148,14 @@ public struct SyncSettings: Sendable, Hashable {
             // working directory is /, so relative to it the path would name nothing.
             let base =
                 environment["SYNCD_SCHEMAS"] == nil
-                ? configurationFileHolding("schemas", config: commandLine.config, environment: environment)
-                    .map { String($0[..<($0.lastIndex(of: "/") ?? $0.startIndex)]) } : nil
+                ? configurationFileHolding("schemas", config: commandLine.config, environment: environment).map {
+                    file -> String in
+                    guard let slash = file.lastIndex(of: "/") else { return "." }
+                    return slash == file.startIndex ? "/" : String(file[..<slash])
+                } : nil
             settings.schemaFiles = try (reader.checkedStringArray("schemas") ?? []).map { path in
                 guard let base, !path.hasPrefix("/") else { return path }
-                return (base.isEmpty ? "." : base) + "/" + path
+                return base.hasSuffix("/") ? base + path : base + "/" + path
             }
         }
         return settings
@@ -168,7 +171,7 @@ public struct SyncSettings: Sendable, Hashable {
             guard let bytes = try? SystemCalls.readAll(descriptor, expectedSize: 4096, path: file.path),
                 case .object(let object)? = try? StrictJSON.parse(bytes)
             else { continue }
-            if object[key] != nil { return file.path }
+            if let value = object[key], value != .null { return file.path }
         }
         return nil
     }

@@ -179,10 +179,16 @@ extension SyncDevice {
         for problem in problems {
             logger.warning("record rejected", metadata: ["source.name": "\(name)", "record.problem": "\(problem)"])
         }
-        // One line a file: the file is read again at every pass until the schema files change.
+        // One line a file, at warning when its problems are new: the file is read again at every
+        // pass (every poll on a network folder) until the schema files change.
+        let schemaNote = tally.schemaProblems.first.map { "\(tally.schemaProblems.count) \($0)" }
+        let isNew = loggedSchemaProblems.withLock { logged in
+            defer { logged[name] = schemaNote }
+            return logged[name] != schemaNote
+        }
         if let first = tally.schemaProblems.first {
-            logger.warning(
-                "versions do not fit their schema: not merged",
+            logger.log(
+                level: isNew ? .warning : .debug, "versions do not fit their schema: not merged",
                 metadata: [
                     "source.name": "\(name)", "versions": "\(tally.schemaProblems.count)", "record.problem": "\(first)",
                 ])

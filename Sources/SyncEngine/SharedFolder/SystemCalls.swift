@@ -31,7 +31,9 @@ public struct SystemCallError: Error, Hashable, Sendable, CustomStringConvertibl
         switch errno {
         case ENOSPC, EDQUOT: "the disk is full: free some space"
         case EROFS: "the shared folder's file system is mounted read-only: mount it read-write"
-        case EACCES, EPERM: "this user may not write in the shared folder: give it write permission there"
+        case EACCES: "this user may not write in the shared folder: give it write permission there"
+        case EPERM:
+            "the shared folder does not let this user replace the file (a sticky folder where another user owns it, or an immutable or append-only attribute)"
         default: nil
         }
     }
