@@ -24,16 +24,9 @@ struct PublishFullDiskTests {
         try? handle.close()
         let state = NSTemporaryDirectory() + "fulldisk-state-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: state) }
-        let settings = SyncSettings(sharedFolder: disk.path, stateDirectory: state, device: DeviceID("laptop"))
-        let device = try SyncDevice(settings: settings, logger: Logger(label: "test"))
 
         // When this device merges and tries to publish
-        var failure: EngineError?
-        do {
-            _ = try device.merge()
-        } catch let error as EngineError {
-            failure = error
-        }
+        let (device, failure) = try Self.mergeFailingToPublish(in: disk, state: state)
 
         // Then the publish fails saying the disk is full, the merge is kept, no temporary file remains
         guard case .publishFailed(_, _, let advice)? = failure else {
@@ -66,16 +59,9 @@ struct PublishFullDiskTests {
         try disk.remount(readOnly: true)
         let state = NSTemporaryDirectory() + "readonly-state-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: state) }
-        let settings = SyncSettings(sharedFolder: disk.path, stateDirectory: state, device: DeviceID("laptop"))
-        let device = try SyncDevice(settings: settings, logger: Logger(label: "test"))
 
         // When this device merges
-        var failure: EngineError?
-        do {
-            _ = try device.merge()
-        } catch let error as EngineError {
-            failure = error
-        }
+        let (device, failure) = try Self.mergeFailingToPublish(in: disk, state: state)
 
         // Then the publish fails naming the cause and the remedy, and the merge is kept
         guard case .publishFailed(_, _, let advice)? = failure else {
@@ -87,6 +73,18 @@ struct PublishFullDiskTests {
         // And once it is writable again, the next merge publishes
         try disk.remount(readOnly: false)
         #expect(try device.merge().publishedGeneration == 1)
+    }
+
+    /// Device laptop on `disk` with its store in `state`, after one merge, and the error it threw.
+    static func mergeFailingToPublish(in disk: TinyFileSystem, state: String) throws -> (SyncDevice, EngineError?) {
+        let settings = SyncSettings(sharedFolder: disk.path, stateDirectory: state, device: DeviceID("laptop"))
+        let device = try SyncDevice(settings: settings, logger: Logger(label: "test"))
+        do {
+            _ = try device.merge()
+            return (device, nil)
+        } catch let error as EngineError {
+            return (device, error)
+        }
     }
 
     static func snapshot(device: String, records: Int) -> [UInt8] {
