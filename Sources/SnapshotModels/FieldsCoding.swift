@@ -36,11 +36,38 @@ enum FieldsCoding {
         try JSONDecoder().decode(type, from: Data(JSONValue.object(fields).canonicalBytes))
     }
 
-    /// The members of `fields` that re-encoding `value` does not write: fields this release does
-    /// not know, which an edit carries over instead of dropping.
-    static func leftovers<Value: Encodable>(of fields: JSONObject, after value: Value) throws -> JSONObject {
+    /// `value` as a `fields` object that reads back as a value of the model: what the format
+    /// keeps of a number (a double) may not decode as the type that wrote it (a `Decimal` beyond
+    /// a double's range or precision), and a record its own writer cannot read must not be written.
+    static func encodeReadably<Model: SyncedModel>(_ value: Model.ReadOnly, as model: Model.Type) throws -> JSONObject {
+        let fields = try encode(value)
+        // As a reader does: decode, and encode again to find the fields it does not know.
+        let readBack: Model.ReadOnly
+        do {
+            readBack = try decode(Model.ReadOnly.self, from: fields)
+        } catch {
+            throw ModelError.notEncodable(
+                type: "\(Model.ReadOnly.self)",
+                reason: "written as fields, it does not read back (\(explain(error))): a number the format keeps as a double cannot hold it")
+        }
+        do {
+            _ = try encode(readBack)
+        } catch let error as ModelError {
+            throw ModelError.notEncodable(
+                type: "\(Model.ReadOnly.self)",
+                reason: "written as fields and read back, it cannot be written again (\(error)): a number the format keeps as a double cannot hold it")
+        }
+        return fields
+    }
+
+    /// What of `stored` re-encoding `value` does not write: fields this release does not know,
+    /// which an edit (or a custom migration step) carries over instead of dropping, at the top
+    /// level and inside the objects both have.
+    static func leftovers<Value: Encodable>(of stored: [JSONObject], after value: Value) throws -> Leftovers {
         let written = try encode(value)
-        return JSONObject(fields.members.filter { written[$0.key] == nil })
+        var leftovers = Leftovers()
+        for fields in stored { leftovers.add(fields, notIn: written) }
+        return leftovers
     }
 
     /// A short account of a decoding error: which field and what was wrong.
@@ -58,6 +85,44 @@ enum FieldsCoding {
         case .valueNotFound(let type, let context): return "\(path(context)) is null, not \(type)"
         case .dataCorrupted(let context): return "\(path(context)): \(context.debugDescription)"
         @unknown default: return "\(error)"
+        }
+    }
+}
+
+/// Fields an edit carries over: members the stored version had that this release does not write,
+/// at the top level and inside objects present in both (an address's `zip` this release does not
+/// know). A known optional the app sets to nil is not among them, so it is removed as expected.
+struct Leftovers: Hashable, Sendable {
+    /// Members to carry over whole.
+    var members = JSONObject()
+    /// Leftovers inside the object under each key.
+    var inside: [String: Leftovers] = [:]
+
+    var isEmpty: Bool { members.count == 0 && inside.isEmpty }
+
+    /// Adds the members of `stored` that `written` does not have (keys compared as Swift
+    /// compares them, canonically: a key stored decomposed is the key the app writes composed).
+    mutating func add(_ stored: JSONObject, notIn written: JSONObject) {
+        for (key, value) in stored {
+            guard let match = written.members.first(where: { $0.key == key }) else {
+                if members[key] == nil { members[key] = value }
+                continue
+            }
+            if case .object(let storedInner) = value, case .object(let writtenInner) = match.value {
+                var nested = inside[match.key] ?? Leftovers()
+                nested.add(storedInner, notIn: writtenInner)
+                if !nested.isEmpty { inside[match.key] = nested }
+            }
+        }
+    }
+
+    /// Puts the leftovers into `fields` where the app's new value has nothing under their key.
+    func carry(into fields: inout JSONObject) {
+        for (key, value) in members where !fields.keys.contains(where: { $0 == key }) { fields[key] = value }
+        for (key, nested) in inside {
+            guard case .object(var inner)? = fields[key] else { continue }
+            nested.carry(into: &inner)
+            fields[key] = .object(inner)
         }
     }
 }

@@ -48,7 +48,12 @@ public struct MigrationPlan<Latest: ModelVersion>: Sendable {
         to next: Next.Type, _ migrate: @escaping @Sendable (Latest) throws -> Next
     ) -> MigrationPlan<Next> {
         adding(next) { fields in
-            try FieldsCoding.encode(migrate(try FieldsCoding.decode(Latest.self, from: fields)))
+            let previous = try FieldsCoding.decode(Latest.self, from: fields)
+            var migrated = try FieldsCoding.encode(try migrate(previous))
+            // Fields the previous version does not know pass through, as a lightweight step
+            // passes them; those it knows are the step's to convert (or drop).
+            try FieldsCoding.leftovers(of: [fields], after: previous).carry(into: &migrated)
+            return migrated
         }
     }
 

@@ -29,7 +29,7 @@ public struct ModelConflict<Model: SyncedModel>: Hashable, Sendable, Identifiabl
     /// The record as held when read, to notice a change before resolving.
     let stored: ReadOnly.Record
     /// Fields of the current version this release does not know, kept by a resolution with new content.
-    let leftoverFields: JSONObject
+    let leftoverFields: Leftovers
 }
 
 extension ModelStore {
@@ -56,10 +56,19 @@ extension ModelStore {
     }
 
     /// Resolves every conflict of the record with new content in this release's shape.
+    ///
+    /// - Throws: ``ModelError/newerSchema(id:type:stored:known:)`` when a newer release wrote the
+    ///   current version: new content in this release's shape would drop what that one knows
+    ///   (keep a candidate whole with ``resolve(_:keeping:)`` instead).
     public func resolve<Model: SyncedModel>(_ conflict: ModelConflict<Model>, with value: Model.ReadOnly) throws {
-        var fields = try FieldsCoding.encode(value)
+        var fields = try FieldsCoding.encodeReadably(value, as: Model.self)
+        let current = conflict.stored.version
+        if current.schemaVersion > Model.schemaVersion {
+            throw ModelError.newerSchema(
+                id: conflict.id, type: Model.typeName, stored: current.schemaVersion, known: Model.schemaVersion)
+        }
         try checkUnchanged(conflict)
-        for (key, leftover) in conflict.leftoverFields where fields[key] == nil { fields[key] = leftover }
+        conflict.leftoverFields.carry(into: &fields)
         do {
             _ = try device.resolve(
                 id: conflict.id, with: .content(fields: fields, schemaVersion: Model.schemaVersion), seen: conflict.stored.tag)
@@ -83,7 +92,7 @@ extension ModelStore {
         Model
     > {
         var candidates: [ModelConflict<Model>.Candidate] = []
-        var leftovers = JSONObject()
+        var leftovers = Leftovers()
         for (index, version) in ([record.version] + record.conflicts).enumerated() {
             if index > 0 && version.hasSameContent(as: record.version) { continue }
             var value: Model.ReadOnly?

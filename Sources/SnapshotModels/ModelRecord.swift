@@ -24,7 +24,7 @@ public struct ModelRecord<Model: SyncedModel>: Hashable, Sendable, Identifiable 
     /// The version as stored, to notice a change since reading.
     let stored: ReadOnly.Version
     /// Fields this release does not know, carried over when the record is edited here.
-    let leftoverFields: JSONObject
+    let leftoverFields: Leftovers
 
     /// Whether the value was migrated from an older stored version.
     public var isMigrated: Bool { storedSchemaVersion != Model.schemaVersion }

@@ -73,7 +73,7 @@ extension ModelStore {
     /// One version's fields as the model's current shape, and the fields it does not know.
     func decode<Model: SyncedModel>(
         _ version: ReadOnly.Version, as model: Model.Type
-    ) -> Outcome<(Model.ReadOnly, JSONObject), PassedOverRecord.Reason> {
+    ) -> Outcome<(Model.ReadOnly, Leftovers), PassedOverRecord.Reason> {
         let plan = Model.migrationPlan
         if version.schemaVersion > Model.schemaVersion {
             return .failure(.newerSchema(stored: version.schemaVersion, known: Model.schemaVersion))
@@ -83,7 +83,7 @@ extension ModelStore {
                 return .failure(.unknownSchema(stored: version.schemaVersion, known: plan.schemaVersions))
             }
             let value = try FieldsCoding.decode(Model.ReadOnly.self, from: fields)
-            return .success((value, try FieldsCoding.leftovers(of: fields, after: value)))
+            return .success((value, try FieldsCoding.leftovers(of: [fields], after: value)))
         } catch {
             return .failure(.unreadable(FieldsCoding.explain(error)))
         }

@@ -1,4 +1,5 @@
 import SnapshotFormat
+import SyncEngine
 
 extension ModelStore {
     /// Saves `value` as a new record of `model`, made by this device, and publishes it.
@@ -14,10 +15,25 @@ extension ModelStore {
         _ value: Model.ReadOnly, as model: Model.Type, id: RecordID? = nil
     ) throws -> ModelRecord<Model> {
         try check(model)
-        let fields = try FieldsCoding.encode(value)
-        if let id, try device.record(id) != nil { throw ModelError.alreadyExists(id: id) }
+        let fields = try FieldsCoding.encodeReadably(value, as: model)
+        // A deleted record's id may be taken again (as `syncctl put` revives one).
+        let held = try id.flatMap { try device.record($0) }
+        if let id, let held {
+            guard held.version.type.utf8.elementsEqual(Model.typeName.utf8) else {
+                throw ModelError.otherType(id: id, expected: Model.typeName, actual: held.version.type)
+            }
+            guard held.version.deleted else { throw ModelError.alreadyExists(id: id) }
+        }
         let id = id ?? RecordID.random()
-        _ = try device.put(id: id, type: Model.typeName, fields: fields, schemaVersion: Model.schemaVersion)
+        do {
+            // Checked again after the put's own merge: another device's record with this id, merged
+            // only then, is never overwritten.
+            _ = try device.put(
+                id: id, type: Model.typeName, fields: fields, schemaVersion: Model.schemaVersion,
+                expecting: held.map { .current($0.version) } ?? .absent)
+        } catch EngineError.changedSinceSeen {
+            throw ModelError.alreadyExists(id: id)
+        }
         signal.bump()
         return try readBack(id, as: model)
     }
@@ -68,10 +84,17 @@ extension ModelStore {
         _ record: ModelRecord<Model>, to value: Model.ReadOnly, allowingForeign: Bool
     ) throws -> ModelRecord<Model> {
         try check(Model.self)
-        var fields = try FieldsCoding.encode(value)
+        var fields = try FieldsCoding.encodeReadably(value, as: Model.self)
         try checkUnchanged(record, allowingForeign: allowingForeign)
-        for (key, leftover) in record.leftoverFields where fields[key] == nil { fields[key] = leftover }
-        _ = try device.put(id: record.id, type: Model.typeName, fields: fields, schemaVersion: Model.schemaVersion)
+        record.leftoverFields.carry(into: &fields)
+        do {
+            // Checked again after the put's own merge: a version merged only then is never replaced.
+            _ = try device.put(
+                id: record.id, type: Model.typeName, fields: fields, schemaVersion: Model.schemaVersion,
+                expecting: .current(record.stored))
+        } catch EngineError.changedSinceSeen {
+            throw ModelError.changedSinceRead(id: record.id)
+        }
         signal.bump()
         return try readBack(record.id, as: Model.self)
     }
@@ -79,7 +102,11 @@ extension ModelStore {
     private func remove<Model: SyncedModel>(_ record: ModelRecord<Model>, allowingForeign: Bool) throws {
         try check(Model.self)
         try checkUnchanged(record, allowingForeign: allowingForeign)
-        _ = try device.delete(id: record.id, schemaVersion: Model.schemaVersion)
+        do {
+            _ = try device.delete(id: record.id, schemaVersion: Model.schemaVersion, expecting: .current(record.stored))
+        } catch EngineError.changedSinceSeen {
+            throw ModelError.changedSinceRead(id: record.id)
+        }
         signal.bump()
     }
 

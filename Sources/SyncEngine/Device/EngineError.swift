@@ -20,7 +20,7 @@ public enum EngineError: Error, Sendable, CustomStringConvertible {
     case invalidEdit(String)
     /// Another syncd already runs on this state directory.
     case daemonRunning(pid: String, stateDirectory: String)
-    /// A resolution's record changed since the person choosing saw it; nothing was written.
+    /// An edit's or resolution's record changed since the caller saw it; only the merge was kept.
     case changedSinceSeen(id: String)
 
     /// What is wrong with the shared folder at `path`, and what to check.
@@ -45,7 +45,7 @@ public enum EngineError: Error, Sendable, CustomStringConvertible {
         case .publishFailed(let path, let reason, let advice):
             "could not publish \(path): \(reason)\(advice.map { " (\($0))" } ?? ""); the merged state is safe in the store and is published at the next merge (syncd tries again by itself)"
         case .changedSinceSeen(let id):
-            "record \(id) changed as this command merged the folder (another device's version or resolution arrived): it was not resolved, so as not to supersede what nobody saw. Look again with syncctl conflicts (it shows the record as merged now), and choose by the version's tag"
+            "record \(id) changed as this command merged the folder (another device's version or resolution arrived): nothing was edited or resolved, so as not to supersede what nobody saw. Look again (syncctl conflicts and get show the record as merged now); to resolve, choose by the version's tag"
         case .noSuchRecord(let id):
             "no record with id \(id); see syncctl list --deleted"
         case .invalidEdit(let reason):

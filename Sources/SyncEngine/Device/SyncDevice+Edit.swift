@@ -16,12 +16,34 @@ public struct EditReport: Codable, Hashable, Sendable {
     public var merge: MergeReport
 }
 
+/// What a record must be, once an edit's own merge is done, for the edit to be made: what the
+/// caller read. Otherwise the merge is kept, nothing is edited, and the edit throws
+/// ``EngineError/changedSinceSeen(id:)``: the edit would replace a version nobody here has seen.
+public enum EditExpectation: Sendable {
+    /// No record with the id.
+    case absent
+    /// The record's current version is this one.
+    case current(ReadOnly.Version)
+
+    func isMet(by record: ReadOnly.Record?) -> Bool {
+        switch self {
+        case .absent: record == nil
+        case .current(let version): record?.version == version
+        }
+    }
+}
+
 extension SyncDevice {
     /// Puts `fields` as a new version of record `id` (a new record when nil or unknown).
-    public func put(id: RecordID?, type: String, fields: JSONObject, schemaVersion: Int64?) throws -> EditReport {
-        try edit { session, now in
-            let id = id ?? RecordID.random()
+    ///
+    /// - Parameter expecting: what the record must be after the edit's merge (see ``EditExpectation``).
+    public func put(
+        id: RecordID?, type: String, fields: JSONObject, schemaVersion: Int64?, expecting: EditExpectation? = nil
+    ) throws -> EditReport {
+        let id = id ?? RecordID.random()
+        return try edit(of: id) { session, now in
             let current = try session.record(id)
+            if let expecting, !expecting.isMet(by: current) { return nil }
             if let current, !current.version.type.utf8.elementsEqual(type.utf8) {
                 throw EngineError.invalidEdit(
                     "record \(id) is a \"\(current.version.type)\", not a \"\(type)\": a record keeps its type (put it with --type \(current.version.type))"
@@ -37,9 +59,13 @@ extension SyncDevice {
     }
 
     /// Deletes record `id`: a tombstone that keeps its unknown keys.
-    public func delete(id: RecordID, schemaVersion: Int64?) throws -> EditReport {
-        try edit { session, now in
-            guard let current = try session.record(id) else { throw EngineError.noSuchRecord(id.rawValue) }
+    ///
+    /// - Parameter expecting: what the record must be after the edit's merge (see ``EditExpectation``).
+    public func delete(id: RecordID, schemaVersion: Int64?, expecting: EditExpectation? = nil) throws -> EditReport {
+        try edit(of: id) { session, now in
+            let current = try session.record(id)
+            if let expecting, !expecting.isMet(by: current) { return nil }
+            guard let current else { throw EngineError.noSuchRecord(id.rawValue) }
             if current.version.deleted && current.conflicts.isEmpty {
                 throw EngineError.invalidEdit("record \(id) is already deleted")
             }
@@ -58,7 +84,7 @@ extension SyncDevice {
     ///   ``EngineError/changedSinceSeen(id:)`` says so: the resolution would otherwise supersede a
     ///   version nobody saw, and a choice by number could keep a version nobody chose. Nil: no check.
     public func resolve(id: RecordID, with resolution: Resolution, seen: String? = nil) throws -> EditReport {
-        try edit(resolving: id) { session, now in
+        try edit(of: id) { session, now in
             guard let current = try session.record(id) else { throw EngineError.noSuchRecord(id.rawValue) }
             // The merge is kept (and published), so that the person sees the record as it is now.
             if let seen, current.tag != seen.lowercased() { return nil }
@@ -72,10 +98,10 @@ extension SyncDevice {
     }
 
     /// Runs a merge pass with `make` applied after it in the same transaction, and publishes.
-    /// When `make` returns nil, the merge alone is kept and published, and the record `make` was
-    /// to resolve had changed (``EngineError/changedSinceSeen(id:)``).
+    /// When `make` returns nil, the merge alone is kept and published: record `id` was not as the
+    /// caller saw it (``EngineError/changedSinceSeen(id:)``).
     private func edit(
-        resolving resolved: RecordID? = nil, _ make: @escaping (StoreSession, Timestamp) throws -> LocalEditOutcome?
+        of id: RecordID, _ make: @escaping (StoreSession, Timestamp) throws -> LocalEditOutcome?
     ) throws -> EditReport {
         try locked {
             let (report, made) = try pass { session, now -> LocalEditOutcome? in
@@ -94,7 +120,7 @@ extension SyncDevice {
                 return outcome
             }
             guard case .some(let result) = made else { throw EngineError.invalidEdit("the edit was not applied") }
-            guard let outcome = result else { throw EngineError.changedSinceSeen(id: resolved?.rawValue ?? "?") }
+            guard let outcome = result else { throw EngineError.changedSinceSeen(id: id.rawValue) }
             var notes: [String] = []
             for version in outcome.supersededOwn {
                 notes.append(

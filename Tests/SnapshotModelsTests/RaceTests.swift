@@ -1,0 +1,115 @@
+import Foundation
+import SnapshotFormat
+import SnapshotModels
+import SyncEngine
+import Synchronization
+import Testing
+
+/// Runs an action at a chosen call of a device's clock: each merge pass reads the clock first,
+/// before it lists the folder, so the action (a sync tool delivering a file) lands exactly
+/// between an edit's check and its own merge.
+final class ClockHook: Sendable {
+    private let state = Mutex<(calls: Int, at: Int, action: (@Sendable () -> Void)?)>((0, 0, nil))
+
+    /// Runs `action` at the `call`-th reading of the clock from now on.
+    func arm(at call: Int, _ action: @escaping @Sendable () -> Void) {
+        state.withLock { $0 = (0, call, action) }
+    }
+
+    func tick() {
+        let action = state.withLock { state -> (@Sendable () -> Void)? in
+            guard state.action != nil else { return nil }
+            state.calls += 1
+            guard state.calls == state.at else { return nil }
+            defer { state.action = nil }
+            return state.action
+        }
+        action?()
+    }
+}
+
+extension Sandbox {
+    /// A model store for device `name` whose clock runs `hook` first.
+    func store(_ name: String, hook: ClockHook) throws -> ModelStore {
+        let settings = SyncSettings(sharedFolder: shared, stateDirectory: path(name), device: DeviceID(name)!)
+        let clock = self.clock
+        return ModelStore(
+            device: try SyncDevice(settings: settings, logger: quietLogger, clock: { hook.tick(); return clock.now }))
+    }
+}
+
+@Suite("Models: versions that arrive while an edit runs")
+struct RaceTests {
+    /// Laptop's record, merged by desk; then laptop's edit of it made offline, not yet delivered.
+    static func laptopEditPending(_ sandbox: Sandbox) throws -> (offline: String, id: RecordID) {
+        let laptop = try sandbox.store("laptop")
+        let made = try laptop.insert(PantryV2(name: "Milk", amount: "1 l"), as: PantryRelease2.self)
+        let offline = try sandbox.copyOfShared("offline")
+        let away = try sandbox.store("laptop", folder: offline)
+        let held = try #require(try away.record(made.id, as: PantryRelease2.self))
+        _ = try away.update(held, to: PantryV2(name: "Milk", amount: "2 l"))
+        return (offline, made.id)
+    }
+
+    @Test("an update or delete whose own merge brings another device's newer version fails with changedSinceRead and replaces nothing; the merge is kept")
+    func versionArrivingDuringEdit() throws {
+        for deleting in [false, true] {
+            let sandbox = try Sandbox()
+            defer { sandbox.remove() }
+            let hook = ClockHook()
+            let desk = try sandbox.store("desk", hook: hook)
+            let (offline, id) = try Self.laptopEditPending(sandbox)
+            _ = try desk.sync()
+            let read = try #require(try desk.record(id, as: PantryRelease2.self))
+            #expect(read.value.amount == "1 l")
+
+            // When laptop's edit is delivered between desk's check (its 1st pass) and its edit (the 2nd)
+            hook.arm(at: 2) { try? sandbox.deliver("laptop", from: offline) }
+            #expect(throws: ModelError.changedSinceRead(id: id)) {
+                if deleting {
+                    try desk.deleteForeign(read)
+                } else {
+                    try desk.updateForeign(read, to: PantryV2(name: "Milk", amount: "3 l"))
+                }
+            }
+
+            // Then desk holds laptop's edit, not its own, and published nothing of its own edit
+            let held = try #require(try desk.device.record(id))
+            #expect(held.version.fields == fields(#"{"name": "Milk", "amount": "2 l"}"#) && held.conflicts.isEmpty)
+            #expect(held.version.modifiedBy == DeviceID("laptop"))
+        }
+    }
+
+    @Test("insert with a chosen id that another device's record, merged only by the insert's own merge, already has fails with alreadyExists and overwrites nothing")
+    func insertCollidingWithArrivingRecord() throws {
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        let hook = ClockHook()
+        let desk = try sandbox.store("desk", hook: hook)
+        let offline = try sandbox.copyOfShared("offline")
+        let id = RecordID.random()
+        _ = try sandbox.store("laptop", folder: offline).insert(
+            PantryV2(name: "Laptop's", amount: "1"), as: PantryRelease2.self, id: id)
+
+        hook.arm(at: 1) { try? sandbox.deliver("laptop", from: offline) }
+        #expect(throws: ModelError.alreadyExists(id: id)) {
+            try desk.insert(PantryV2(name: "Desk's", amount: "2"), as: PantryRelease2.self, id: id)
+        }
+        #expect(try desk.device.record(id)?.version.fields == fields(#"{"name": "Laptop's", "amount": "1"}"#))
+    }
+
+    @Test("insert over a deleted record's id revives it (as syncctl put does); over another type's record it says so")
+    func insertOverTombstone() throws {
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        let store = try sandbox.store("desk")
+        let made = try store.insert(PantryV2(name: "Eggs", amount: "6"), as: PantryRelease2.self)
+        try store.delete(made)
+        let revived = try store.insert(PantryV2(name: "Eggs", amount: "12"), as: PantryRelease2.self, id: made.id)
+        #expect(revived.value.amount == "12")
+        #expect(try store.device.record(made.id)?.version.deleted == false)
+        #expect(throws: ModelError.otherType(id: made.id, expected: "Note", actual: "PantryItem")) {
+            try store.insert(NoteV1(text: "x"), as: Note.self, id: made.id)
+        }
+    }
+}

@@ -1,0 +1,123 @@
+import Foundation
+import SnapshotFormat
+import SnapshotModels
+import SyncEngine
+import Testing
+
+struct AddressV1: Codable, Hashable, Sendable {
+    var street: String
+}
+
+struct ContactV1: ModelVersion {
+    static let schemaVersion: Int64 = 1
+    var name: String
+    var address: AddressV1
+}
+
+enum Contact: SyncedModel {
+    static let typeName = "Contact"
+    typealias ReadOnly = ContactV1
+}
+
+struct PriceV1: ModelVersion {
+    static let schemaVersion: Int64 = 1
+    var price: Decimal
+}
+
+enum Priced: SyncedModel {
+    static let typeName = "Priced"
+    typealias ReadOnly = PriceV1
+}
+
+struct CafeV1: ModelVersion {
+    static let schemaVersion: Int64 = 1
+    var café: String
+}
+
+enum Cafe: SyncedModel {
+    static let typeName = "Cafe"
+    typealias ReadOnly = CafeV1
+}
+
+@Suite("Models: fields this release does not know, and values the format cannot keep")
+struct UnknownFieldTests {
+    @Test("a field no version declares passes a custom migration step and is kept by the edit; the fields the step converts are not")
+    func unknownFieldThroughCustomStep() throws {
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        let store = try sandbox.store("desk")
+        let id = RecordID.random()
+        _ = try store.device.put(
+            id: id, type: "PantryItem", fields: fields(#"{"name": "Flour", "amount": "2 kg", "extra": "kept"}"#),
+            schemaVersion: 2)
+        let read = try #require(try store.record(id, as: PantryRelease3.self))
+        _ = try store.update(read, to: PantryV3(name: "Flour", quantity: 3, unit: "kg"))
+        #expect(
+            try store.device.record(id)?.version.fields
+                == fields(#"{"name": "Flour", "quantity": 3, "unit": "kg", "extra": "kept"}"#))
+    }
+
+    @Test("a key this release does not know inside a known nested field is kept by an edit")
+    func nestedUnknownKey() throws {
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        let store = try sandbox.store("desk")
+        let id = RecordID.random()
+        _ = try store.device.put(
+            id: id, type: "Contact", fields: fields(#"{"name": "Ann", "address": {"street": "Main 1", "zip": "1234"}}"#),
+            schemaVersion: 1)
+        let read = try #require(try store.record(id, as: Contact.self))
+        _ = try store.update(read, to: ContactV1(name: "Anne", address: read.value.address))
+        #expect(
+            try store.device.record(id)?.version.fields
+                == fields(#"{"name": "Anne", "address": {"street": "Main 1", "zip": "1234"}}"#))
+    }
+
+    @Test("a field stored under a decomposed key is replaced by the edit, not doubled")
+    func decomposedKey() throws {
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        let store = try sandbox.store("desk")
+        let id = RecordID.random()
+        _ = try store.device.put(id: id, type: "Cafe", fields: fields("{\"cafe\u{301}\": \"old\"}"), schemaVersion: 1)
+        let read = try #require(try store.record(id, as: Cafe.self))
+        #expect(read.value.café == "old")
+        let edited = try store.update(read, to: CafeV1(café: "new"))
+        #expect(edited.value.café == "new")
+        #expect(try store.device.record(id)?.version.fields.count == 1)
+    }
+
+    @Test("a value whose fields would not read back (a Decimal beyond a double) is refused before anything is written")
+    func unreadableValueRefused() throws {
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        let store = try sandbox.store("desk")
+        let huge = try #require(Decimal(string: "123456789012345678901234567890.5"))
+        #expect(throws: ModelError.self) { try store.insert(PriceV1(price: huge), as: Priced.self) }
+        #expect(try store.device.records().isEmpty)
+        #expect(!FileManager.default.fileExists(atPath: sandbox.shared + "/desk.json"))
+        #expect(try store.insert(PriceV1(price: Decimal(string: "12.5")!), as: Priced.self).value.price == Decimal(string: "12.5"))
+    }
+
+    @Test("resolving with new content is refused when a newer release wrote the current version (its fields would be lost)")
+    func resolveOverNewerRelease() throws {
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        let desk = try sandbox.store("desk")
+        let made = try desk.insert(PantryV2(name: "Milk", amount: "1 l"), as: PantryRelease2.self)
+        _ = try sandbox.store("laptop").sync()
+        let offline = try sandbox.copyOfShared("offline")
+        // Laptop, on a newer release, edits it apart (later), while desk edits it too
+        sandbox.clock.set(sandbox.clock.now.milliseconds + 60_000)
+        let newer = try sandbox.store("laptop", folder: offline)
+        let laptopRead = try #require(try newer.record(made.id, as: PantryRelease3.self))
+        _ = try newer.updateForeign(laptopRead, to: PantryV3(name: "Milk", quantity: 2, unit: "l"))
+        sandbox.clock.set(sandbox.clock.now.milliseconds - 30_000)
+        _ = try desk.update(made, to: PantryV2(name: "Milk", amount: "3 l"))
+        try sandbox.deliver("laptop", from: offline)
+        _ = try desk.sync()
+        let conflict = try #require(try desk.conflicts(of: PantryRelease2.self).first)
+        #expect(throws: ModelError.self) { try desk.resolve(conflict, with: PantryV2(name: "Milk", amount: "5 l")) }
+        #expect(try desk.device.record(made.id)?.version.schemaVersion == 3)
+    }
+}
