@@ -48,14 +48,14 @@ enum FieldsCoding {
         } catch {
             throw ModelError.notEncodable(
                 type: "\(Model.ReadOnly.self)",
-                reason: "written as fields, it does not read back (\(explain(error))): a number the format keeps as a double cannot hold it")
+                reason: "written as fields, it does not read back (\(explain(error))): a number the format keeps as a double cannot hold it, or its Codable does not read what it writes")
         }
         do {
             _ = try encode(readBack)
         } catch let error as ModelError {
             throw ModelError.notEncodable(
                 type: "\(Model.ReadOnly.self)",
-                reason: "written as fields and read back, it cannot be written again (\(error)): a number the format keeps as a double cannot hold it")
+                reason: "written as fields and read back, it cannot be written again (\(error)): a number the format keeps as a double cannot hold it, or its Codable does not read what it writes")
         }
         return fields
     }
@@ -63,10 +63,9 @@ enum FieldsCoding {
     /// What of `stored` re-encoding `value` does not write: fields this release does not know,
     /// which an edit (or a custom migration step) carries over instead of dropping, at the top
     /// level and inside the objects both have.
-    static func leftovers<Value: Encodable>(of stored: [JSONObject], after value: Value) throws -> Leftovers {
-        let written = try encode(value)
+    static func leftovers<Value: Encodable>(of stored: JSONObject, after value: Value) throws -> Leftovers {
         var leftovers = Leftovers()
-        for fields in stored { leftovers.add(fields, notIn: written) }
+        leftovers.add(stored, notIn: try encode(value))
         return leftovers
     }
 
@@ -91,7 +90,10 @@ enum FieldsCoding {
 
 /// Fields an edit carries over: members the stored version had that this release does not write,
 /// at the top level and inside objects present in both (an address's `zip` this release does not
-/// know). A known optional the app sets to nil is not among them, so it is removed as expected.
+/// know), not inside arrays (their elements have no identity to match them by). A known optional
+/// the app sets to nil is not among them, so it is removed as expected. An object the app
+/// replaces keeps the unknown keys of the one it replaces: they are not lost, though they may
+/// belong with the old content.
 struct Leftovers: Hashable, Sendable {
     /// Members to carry over whole.
     var members = JSONObject()
@@ -100,11 +102,14 @@ struct Leftovers: Hashable, Sendable {
 
     var isEmpty: Bool { members.count == 0 && inside.isEmpty }
 
-    /// Adds the members of `stored` that `written` does not have (keys compared as Swift
-    /// compares them, canonically: a key stored decomposed is the key the app writes composed).
+    /// Adds the members of `stored` that `written` does not have. Keys compare as Swift compares
+    /// them, canonically (a key stored decomposed is the key the app writes composed): a String
+    /// dictionary hashes and compares them so.
     mutating func add(_ stored: JSONObject, notIn written: JSONObject) {
+        var writtenByKey: [String: (key: String, value: JSONValue)] = [:]
+        for member in written where writtenByKey[member.key] == nil { writtenByKey[member.key] = member }
         for (key, value) in stored {
-            guard let match = written.members.first(where: { $0.key == key }) else {
+            guard let match = writtenByKey[key] else {
                 if members[key] == nil { members[key] = value }
                 continue
             }
@@ -118,7 +123,8 @@ struct Leftovers: Hashable, Sendable {
 
     /// Puts the leftovers into `fields` where the app's new value has nothing under their key.
     func carry(into fields: inout JSONObject) {
-        for (key, value) in members where !fields.keys.contains(where: { $0 == key }) { fields[key] = value }
+        let present = Set(fields.keys)
+        for (key, value) in members where !present.contains(key) { fields[key] = value }
         for (key, nested) in inside {
             guard case .object(var inner)? = fields[key] else { continue }
             nested.carry(into: &inner)

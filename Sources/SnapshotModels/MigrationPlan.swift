@@ -49,11 +49,15 @@ public struct MigrationPlan<Latest: ModelVersion>: Sendable {
     ) -> MigrationPlan<Next> {
         adding(next) { fields in
             let previous = try FieldsCoding.decode(Latest.self, from: fields)
-            var migrated = try FieldsCoding.encode(try migrate(previous))
+            let migrated = try FieldsCoding.encode(try migrate(previous))
             // Fields the previous version does not know pass through, as a lightweight step
-            // passes them; those it knows are the step's to convert (or drop).
-            try FieldsCoding.leftovers(of: [fields], after: previous).carry(into: &migrated)
-            return migrated
+            // passes them; those it knows are the step's to convert (or drop). Unless the next
+            // version reuses such a name for something else and cannot read them: then they stay
+            // behind, as before, rather than make the record unreadable.
+            var carried = migrated
+            try FieldsCoding.leftovers(of: fields, after: previous).carry(into: &carried)
+            if carried == migrated || (try? FieldsCoding.decode(Next.self, from: carried)) == nil { return migrated }
+            return carried
         }
     }
 

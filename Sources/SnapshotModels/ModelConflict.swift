@@ -50,6 +50,7 @@ extension ModelStore {
         do {
             _ = try device.resolve(id: conflict.id, with: .take(index: index), seen: conflict.stored.tag)
         } catch EngineError.changedSinceSeen {
+            signal.bump()
             throw ModelError.changedSinceRead(id: conflict.id)
         }
         signal.bump()
@@ -63,7 +64,7 @@ extension ModelStore {
     public func resolve<Model: SyncedModel>(_ conflict: ModelConflict<Model>, with value: Model.ReadOnly) throws {
         var fields = try FieldsCoding.encodeReadably(value, as: Model.self)
         let current = conflict.stored.version
-        if current.schemaVersion > Model.schemaVersion {
+        if current.schemaVersion > Model.schemaVersion && !current.deleted {
             throw ModelError.newerSchema(
                 id: conflict.id, type: Model.typeName, stored: current.schemaVersion, known: Model.schemaVersion)
         }
@@ -73,6 +74,7 @@ extension ModelStore {
             _ = try device.resolve(
                 id: conflict.id, with: .content(fields: fields, schemaVersion: Model.schemaVersion), seen: conflict.stored.tag)
         } catch EngineError.changedSinceSeen {
+            signal.bump()
             throw ModelError.changedSinceRead(id: conflict.id)
         }
         signal.bump()

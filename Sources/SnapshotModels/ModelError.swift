@@ -1,6 +1,7 @@
 import SnapshotFormat
 
-/// Why a model operation did nothing, and what to do instead; nothing was written.
+/// Why a model operation did nothing, and what to do instead. Nothing of the operation was
+/// written; the merge it ran first may have been kept (``changedSinceRead(id:)``).
 public enum ModelError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The record's current version was made by another device: its content is read-only here.
     case foreignRecord(id: RecordID, type: String, madeBy: DeviceID?)

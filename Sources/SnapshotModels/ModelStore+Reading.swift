@@ -83,7 +83,7 @@ extension ModelStore {
                 return .failure(.unknownSchema(stored: version.schemaVersion, known: plan.schemaVersions))
             }
             let value = try FieldsCoding.decode(Model.ReadOnly.self, from: fields)
-            return .success((value, try FieldsCoding.leftovers(of: [fields], after: value)))
+            return .success((value, try FieldsCoding.leftovers(of: fields, after: value)))
         } catch {
             return .failure(.unreadable(FieldsCoding.explain(error)))
         }

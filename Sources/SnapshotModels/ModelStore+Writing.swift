@@ -8,8 +8,12 @@ extension ModelStore {
     /// ``SyncedModel/ReadOnly``, `lastModified` by the clock rule, a vector of `{this device: 1}`,
     /// `modifiedBy` this device.
     ///
-    /// - Parameter id: the new record's id; a random one when nil.
-    /// - Throws: ``ModelError/alreadyExists(id:)`` when `id` is taken.
+    /// - Parameter id: the new record's id; a random one when nil. A deleted record's id may be
+    ///   taken again: the record comes back.
+    /// - Throws: ``ModelError/alreadyExists(id:)`` when `id` is taken (also by a record the
+    ///   insert's own merge brought); ``ModelError/otherType(id:expected:actual:)`` when a record
+    ///   of another type has it; ``ModelError/changedSinceRead(id:)`` when the insert's own merge
+    ///   brought a deletion of it (insert again to revive it).
     @discardableResult
     public func insert<Model: SyncedModel>(
         _ value: Model.ReadOnly, as model: Model.Type, id: RecordID? = nil
@@ -32,7 +36,14 @@ extension ModelStore {
                 id: id, type: Model.typeName, fields: fields, schemaVersion: Model.schemaVersion,
                 expecting: held.map { .current($0.version) } ?? .absent)
         } catch EngineError.changedSinceSeen {
-            throw ModelError.alreadyExists(id: id)
+            // The merge that brought the record is kept: observers hear of it.
+            signal.bump()
+            guard let arrived = try device.record(id) else { throw ModelError.changedSinceRead(id: id) }
+            if !arrived.version.type.utf8.elementsEqual(Model.typeName.utf8) {
+                throw ModelError.otherType(id: id, expected: Model.typeName, actual: arrived.version.type)
+            }
+            // A deletion arrived: inserting again revives it.
+            throw arrived.version.deleted ? ModelError.changedSinceRead(id: id) : ModelError.alreadyExists(id: id)
         }
         signal.bump()
         return try readBack(id, as: model)
@@ -93,6 +104,7 @@ extension ModelStore {
                 id: record.id, type: Model.typeName, fields: fields, schemaVersion: Model.schemaVersion,
                 expecting: .current(record.stored))
         } catch EngineError.changedSinceSeen {
+            signal.bump()
             throw ModelError.changedSinceRead(id: record.id)
         }
         signal.bump()
@@ -105,6 +117,7 @@ extension ModelStore {
         do {
             _ = try device.delete(id: record.id, schemaVersion: Model.schemaVersion, expecting: .current(record.stored))
         } catch EngineError.changedSinceSeen {
+            signal.bump()
             throw ModelError.changedSinceRead(id: record.id)
         }
         signal.bump()

@@ -39,6 +39,24 @@ enum Cafe: SyncedModel {
     typealias ReadOnly = CafeV1
 }
 
+struct ThingV1: ModelVersion {
+    static let schemaVersion: Int64 = 1
+    var name: String
+}
+
+struct ThingV2: ModelVersion {
+    static let schemaVersion: Int64 = 2
+    var name: String
+    var size: Int?
+}
+
+/// V2 gives the name `size` to a number; a writer of V1 records put text there, unknown to V1.
+enum Thing: SyncedModel {
+    static let typeName = "Thing"
+    typealias ReadOnly = ThingV2
+    static let migrationPlan = MigrationPlan(ThingV1.self).custom(to: ThingV2.self) { ThingV2(name: $0.name, size: nil) }
+}
+
 @Suite("Models: fields this release does not know, and values the format cannot keep")
 struct UnknownFieldTests {
     @Test("a field no version declares passes a custom migration step and is kept by the edit; the fields the step converts are not")
@@ -119,5 +137,16 @@ struct UnknownFieldTests {
         let conflict = try #require(try desk.conflicts(of: PantryRelease2.self).first)
         #expect(throws: ModelError.self) { try desk.resolve(conflict, with: PantryV2(name: "Milk", amount: "5 l")) }
         #expect(try desk.device.record(made.id)?.version.schemaVersion == 3)
+    }
+
+    @Test("a field unknown to the previous version that the next one reuses for something else stays behind in a custom step, rather than make the record unreadable")
+    func customStepDoesNotResurrectAReusedName() throws {
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        let store = try sandbox.store("desk")
+        let id = RecordID.random()
+        _ = try store.device.put(id: id, type: "Thing", fields: fields(#"{"name": "box", "size": "large"}"#), schemaVersion: 1)
+        let read = try #require(try store.record(id, as: Thing.self))
+        #expect(read.value == ThingV2(name: "box", size: nil))
     }
 }
