@@ -48,7 +48,7 @@ extension ModelStore {
     public func resolve<Model: SyncedModel>(_ conflict: ModelConflict<Model>, keeping index: Int) throws {
         try checkUnchanged(conflict)
         do {
-            _ = try device.resolve(id: conflict.id, with: .take(index: index), seen: conflict.stored.tag)
+            _ = try device.resolve(id: conflict.id, with: .take(index: index), expecting: .tagged(conflict.stored.tag))
         } catch EngineError.changedSinceSeen {
             signal.bump()
             throw ModelError.changedSinceRead(id: conflict.id)
@@ -72,7 +72,7 @@ extension ModelStore {
         conflict.leftoverFields.carry(into: &fields)
         do {
             _ = try device.resolve(
-                id: conflict.id, with: .content(fields: fields, schemaVersion: Model.schemaVersion), seen: conflict.stored.tag)
+                id: conflict.id, with: .content(fields: fields, schemaVersion: Model.schemaVersion), expecting: .tagged(conflict.stored.tag))
         } catch EngineError.changedSinceSeen {
             signal.bump()
             throw ModelError.changedSinceRead(id: conflict.id)

@@ -75,8 +75,9 @@ extension SyncctlCommand {
                 let resolution: Resolution
                 // What the person chose from: as --seen says, else the record before this
                 // command's merge (a version that merge brings would be superseded unseen, and
-                // would move the numbers); "absent" matches no record.
-                let seen = try self.seen ?? device.record(id)?.tag ?? "absent"
+                // would move the numbers).
+                let expecting: EditExpectation =
+                    try seen.map { .tagged($0) } ?? device.record(id).map { .tagged($0.tag) } ?? .absent
                 // A tag has 8 hex digits, some of them all decimal: 8 characters are a tag.
                 if let take, take.count != 8, let index = Int(take) {
                     resolution = .take(index: index)
@@ -92,7 +93,7 @@ extension SyncctlCommand {
                     let current = try device.record(id)?.version.schemaVersion ?? 1
                     resolution = .content(fields: object, schemaVersion: schemaVersion ?? current)
                 }
-                printEditReport(try device.resolve(id: id, with: resolution, seen: seen), json: output.json)
+                printEditReport(try device.resolve(id: id, with: resolution, expecting: expecting), json: output.json)
             }
         }
     }

@@ -24,11 +24,15 @@ public enum EditExpectation: Sendable {
     case absent
     /// The record's current version is this one.
     case current(ReadOnly.Version)
+    /// The record, all its versions included, has this ``ReadOnly/Record/tag`` (what a person
+    /// choosing how to resolve it saw).
+    case tagged(String)
 
     func isMet(by record: ReadOnly.Record?) -> Bool {
         switch self {
         case .absent: record == nil
         case .current(let version): record?.version == version
+        case .tagged(let tag): record?.tag == tag.lowercased()
         }
     }
 }
@@ -41,9 +45,7 @@ extension SyncDevice {
         id: RecordID?, type: String, fields: JSONObject, schemaVersion: Int64?, expecting: EditExpectation? = nil
     ) throws -> EditReport {
         let id = id ?? RecordID.random()
-        return try edit(of: id) { session, now in
-            let current = try session.record(id)
-            if let expecting, !expecting.isMet(by: current) { return nil }
+        return try edit(of: id, expecting: expecting) { session, current, now in
             if let current, !current.version.type.utf8.elementsEqual(type.utf8) {
                 throw EngineError.invalidEdit(
                     "record \(id) is a \"\(current.version.type)\", not a \"\(type)\": a record keeps its type (put it with --type \(current.version.type))"
@@ -62,9 +64,7 @@ extension SyncDevice {
     ///
     /// - Parameter expecting: what the record must be after the edit's merge (see ``EditExpectation``).
     public func delete(id: RecordID, schemaVersion: Int64?, expecting: EditExpectation? = nil) throws -> EditReport {
-        try edit(of: id) { session, now in
-            let current = try session.record(id)
-            if let expecting, !expecting.isMet(by: current) { return nil }
+        try edit(of: id, expecting: expecting) { session, current, now in
             guard let current else { throw EngineError.noSuchRecord(id.rawValue) }
             if current.version.deleted && current.conflicts.isEmpty {
                 throw EngineError.invalidEdit("record \(id) is already deleted")
@@ -77,17 +77,14 @@ extension SyncDevice {
 
     /// Resolves every conflict of record `id` as `resolution` says.
     ///
-    /// - Parameter seen: the ``ReadOnly/Record/tag`` of the record as the person choosing saw it
-    ///   (any text that is no tag, when the record was not there). The edit merges the folder
-    ///   first; when the record is then not as seen (a version arrived, or another device resolved
-    ///   it), the merge is kept but no resolution is written, and
-    ///   ``EngineError/changedSinceSeen(id:)`` says so: the resolution would otherwise supersede a
-    ///   version nobody saw, and a choice by number could keep a version nobody chose. Nil: no check.
-    public func resolve(id: RecordID, with resolution: Resolution, seen: String? = nil) throws -> EditReport {
-        try edit(of: id) { session, now in
-            guard let current = try session.record(id) else { throw EngineError.noSuchRecord(id.rawValue) }
-            // The merge is kept (and published), so that the person sees the record as it is now.
-            if let seen, current.tag != seen.lowercased() { return nil }
+    /// - Parameter expecting: the record as the person choosing saw it (``EditExpectation/tagged(_:)``,
+    ///   or ``EditExpectation/absent``): a resolution would otherwise supersede a version nobody saw,
+    ///   and a choice by number could keep a version nobody chose. Nil: no check.
+    public func resolve(id: RecordID, with resolution: Resolution, expecting: EditExpectation? = nil) throws
+        -> EditReport
+    {
+        try edit(of: id, expecting: expecting) { session, current, now in
+            guard let current else { throw EngineError.noSuchRecord(id.rawValue) }
             return try LocalEdit.resolve(current: current, with: resolution, device: self.device, now: now)
         }
     }
@@ -97,21 +94,24 @@ extension SyncDevice {
         "\(version.modifiedBy?.rawValue ?? "an unknown device")'s version of \(version.lastModified?.written ?? "an unknown time") (tag \(version.tag)\(version.deleted ? ", a deletion" : ""))"
     }
 
-    /// Runs a merge pass with `make` applied after it in the same transaction, and publishes.
-    /// When `make` returns nil, the merge alone is kept and published: record `id` was not as the
-    /// caller saw it (``EngineError/changedSinceSeen(id:)``).
+    /// Runs a merge pass with `make` applied after it, in the same transaction, to record `id` as
+    /// the merge left it, and publishes. When the record is not as `expecting` says, the merge
+    /// alone is kept and published (so the caller can look again at the record as it is now), and
+    /// ``EngineError/changedSinceSeen(id:)`` is thrown.
     private func edit(
-        of id: RecordID, _ make: @escaping (StoreSession, Timestamp) throws -> LocalEditOutcome?
+        of id: RecordID, expecting: EditExpectation?,
+        _ make: @escaping (StoreSession, ReadOnly.Record?, Timestamp) throws -> LocalEditOutcome
     ) throws -> EditReport {
         try locked {
             let (report, made) = try pass { session, now -> LocalEditOutcome? in
-                let made: LocalEditOutcome?
+                let current = try session.record(id)
+                if let expecting, !expecting.isMet(by: current) { return nil }
+                let outcome: LocalEditOutcome
                 do {
-                    made = try make(session, now)
+                    outcome = try make(session, current, now)
                 } catch let error as LocalEditError {
                     throw EngineError.invalidEdit(error.description)
                 }
-                guard let outcome = made else { return nil }
                 if let violation = self.schemas.violation(of: outcome.version) {
                     throw EngineError.invalidEdit("the new version does not fit its schema: \(violation)")
                 }

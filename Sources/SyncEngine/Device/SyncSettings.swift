@@ -145,15 +145,17 @@ public struct SyncSettings: Sendable, Hashable {
             settings.schemaFiles = commandLine.schemaFiles
         } else {
             // A relative path in a configuration file means one beside it: under systemd the
-            // working directory is /, so relative to it the path would name nothing.
+            // working directory is /, so relative to it the path would name nothing. (Looked up
+            // only then: the files are read again to find which one set the key.)
+            let configured = try reader.checkedStringArray("schemas") ?? []
             let base =
-                environment["SYNCD_SCHEMAS"] == nil
+                environment["SYNCD_SCHEMAS"] == nil && configured.contains(where: { !$0.hasPrefix("/") })
                 ? configurationFileHolding("schemas", config: commandLine.config, environment: environment).map {
                     file -> String in
                     guard let slash = file.lastIndex(of: "/") else { return "." }
                     return slash == file.startIndex ? "/" : String(file[..<slash])
                 } : nil
-            settings.schemaFiles = try (reader.checkedStringArray("schemas") ?? []).map { path in
+            settings.schemaFiles = configured.map { path in
                 guard let base, !path.hasPrefix("/") else { return path }
                 return base.hasSuffix("/") ? base + path : base + "/" + path
             }
