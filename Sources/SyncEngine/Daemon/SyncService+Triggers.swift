@@ -66,7 +66,7 @@ extension SyncService {
     /// Watches the shared folder again when its path comes to name another directory without an
     /// event inotify reports (inotify follows a directory, not its path): a file system mounted on
     /// it after syncd started or again after an unmount, a symbolic link re-pointed (`ln -sfn`).
-    /// Checked every `interval`, and before each pass (``followFolderPathIfMoved()``).
+    /// Checked every `interval`, and before and after each pass (``followFolderPathIfMoved()``).
     func followFolderPath(every interval: Duration) async {
         while !Task.isCancelled {
             do {

@@ -216,6 +216,9 @@ public final class SyncService: Service, Sendable {
                     })
             }
         }
+        // A file system mounted on the folder during the pass was read, but the check above saw
+        // the directory under it: look again, so that its unmount is known as one.
+        if followFolderPathIfMoved(WatchedFolder(device.folder.path)) { scheduler.request { $0.rereadAll = true } }
         writeMetrics(outcome, took: ContinuousClock.now - started)
         passes.withLock { statistics in
             statistics.count += 1
