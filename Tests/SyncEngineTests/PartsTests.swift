@@ -314,10 +314,17 @@ struct PartsTests {
         // 3 is large (160): split; its children 30..3F are 10 each but 3F, 20: leaves.
         let sizes: [PartPrefix: Int] = [.whole: 500, PartPrefix("3")!: 160]
         let leaves = policy.leaves(replacing: .whole) { part in
-            if let size = sizes[part] { return size }
-            return part.isWithin(PartPrefix("3")!) ? 10 : 20
+            if let size = sizes[part] { return PartPolicy.Size(records: 20, fileBytes: size) }
+            return PartPolicy.Size(records: 1, fileBytes: part.isWithin(PartPrefix("3")!) ? 10 : 20)
         }
         #expect(leaves.count == 31 && leaves.contains(PartPrefix("30")!) && !leaves.contains(PartPrefix("3")!))
+        // A part holding one record is not split, however large
+        let single = policy.leaves(replacing: .whole) { part in
+            part == .whole
+                ? PartPolicy.Size(records: 3, fileBytes: 1_000)
+                : PartPolicy.Size(records: part == PartPrefix("3") ? 1 : 0, fileBytes: part == PartPrefix("3") ? 900 : 300)
+        }
+        #expect(single.count == 16 && single.contains(PartPrefix("3")!))
         let children = Set(PartPrefix("3")!.children)
         #expect(policy.joinedParent(of: PartPrefix("31")!, leaves: children) { _ in 2 } == PartPrefix("3"))
         #expect(policy.joinedParent(of: PartPrefix("31")!, leaves: children) { _ in 3 } == nil)
@@ -327,9 +334,40 @@ struct PartsTests {
     }
 }
 
-/// A record larger than the split size lands in a part of 4 digits, which cannot split further.
+/// A record larger than the split size lands in a part of 4 digits, which cannot split further,
+/// unless it is alone in a part of fewer digits.
 @Suite("Parts of 4 digits")
 struct DeepestPartsTests {
+    @Test(
+        "a record larger than the split size, alone under its first digit, is published in that part of one digit: 16 files, not 61",
+        arguments: [false, true])
+    func lonelyLargeRecord(firstMerge: Bool) throws {
+        // Given desk with small parts, one large record and small ones under other first digits,
+        // made by desk itself or merged from a peer's file by desk's first merge
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        let big = Wire.object(#"{"text": "\#(String(repeating: "b", count: 40 << 10))"}"#)
+        let small = Wire.object(#"{"text": "small"}"#)
+        let ids = ["1234", "5000", "A000", "F000"].map { RecordID("\($0)ABCD-0000-4000-8000-000000000001")! }
+        let maker = try sandbox.device(firstMerge ? "pi" : "desk", state: sandbox.state(firstMerge ? "pi" : "desk"), partPolicy: PartsTests.policy)
+        for id in ids { _ = try maker.put(id: id, type: "Note", fields: id == ids[0] ? big : small, schemaVersion: nil) }
+        let desk = firstMerge ? try sandbox.device("desk", state: sandbox.state("desk"), partPolicy: PartsTests.policy) : maker
+        if firstMerge { _ = try desk.merge() }
+
+        // Then desk's parts are the 16 of one digit, the large record alone in desk.1.json
+        let published = try #require(try PublishedSnapshot.read(folder: sandbox.shared, device: "desk"))
+        #expect(published.problems.isEmpty, "\(published.problems)")
+        #expect(published.files.count == 16, "\(published.files)")
+        let byFile = Dictionary(uniqueKeysWithValues: zip(published.files, published.readings))
+        #expect(byFile["desk.1.json"]?.versions.map(\.id) == [ids[0]])
+        #expect(published.recordCount == ids.count)
+
+        // And an edit of a small record keeps that layout
+        _ = try desk.put(id: ids[1], type: "Note", fields: Wire.object(#"{"text": "edited"}"#), schemaVersion: nil)
+        let after = try #require(try PublishedSnapshot.read(folder: sandbox.shared, device: "desk"))
+        #expect(after.files.count == 16, "\(after.files)")
+    }
+
     @Test("a record larger than the split size is published alone in its part of 4 digits, FFFF included, and nowhere else")
     func recordLargerThanASplit() throws {
         // Given desk with small parts, records around 1234 and at FFFF, two of them 20 KiB

@@ -69,7 +69,7 @@ final class FirstPublication: @unchecked Sendable {
             }
             kept += lines
             keptLineBytes += lines.reduce(0) { $0 + $1.line.count }
-            guard policy.splits(.whole, fileBytes: PartPolicy.fileBytes(records: kept.count, lineBytes: keptLineBytes))
+            guard policy.splits(.whole, PartPolicy.Size(records: kept.count, lineBytes: keptLineBytes))
             else { continue }
             // Too large for one file: every prefix of one digit so far is written on its own.
             isSplit = true
@@ -94,7 +94,7 @@ final class FirstPublication: @unchecked Sendable {
         }
         let leaves = policy.leaves(replacing: prefix) { part in
             let within = run(under: part)
-            return PartPolicy.fileBytes(records: within.count, lineBytes: within.reduce(0) { $0 + $1.line.count })
+            return PartPolicy.Size(records: within.count, lineBytes: within.reduce(0) { $0 + $1.line.count })
         }
         for leaf in leaves { schedule(run(under: leaf), as: leaf) }
     }

@@ -271,7 +271,7 @@ private struct PartWriter {
     /// Prefixes of the layout before that the new one no longer has.
     private var replaced: Set<PartPrefix> = []
     /// Sizes of prefixes from the store, for parts too large to read at once.
-    private var sizes: [PartPrefix: Int] = [:]
+    private var sizes: [PartPrefix: PartPolicy.Size] = [:]
     /// Leaves of 4 digits whose name is taken: not written, their rows kept unpublished (generation
     /// 0, which no file has) so that every pass tries again.
     private var blocked: [PartPrefix: OwnPart] = [:]
@@ -313,14 +313,14 @@ private struct PartWriter {
             // held at once; any other is built, and split if it turned out too large.
             let known = (before[part] ?? nil)?.bytes ?? -1
             if known < 0 || Int(known) > 4 * policy.splitBytes,
-                policy.splits(part, fileBytes: try fileBytes(of: part))
+                policy.splits(part, try size(of: part))
             {
                 split(part, into: &queue)
                 continue
             }
             let built = try BuiltPart(
                 part, of: device, session: session, generation: generation, now: now, expectedBytes: Int(known))
-            if policy.splits(part, fileBytes: built.bytes.count) {
+            if policy.splits(part, PartPolicy.Size(records: built.records, fileBytes: built.bytes.count)) {
                 split(part, into: &queue)
                 continue
             }
@@ -414,8 +414,8 @@ private struct PartWriter {
         for file in written.values { try? SystemCalls.remove(file.temporaryPath) }
     }
 
-    /// The file size of the records under `prefix`, from the store (three digits deeper at once).
-    private mutating func fileBytes(of prefix: PartPrefix) throws -> Int {
+    /// The records under `prefix`, from the store (three digits deeper at once).
+    private mutating func size(of prefix: PartPrefix) throws -> PartPolicy.Size {
         if let size = sizes[prefix] { return size }
         let digits = min(PartPrefix.maximumDigits, prefix.digits + 3)
         var totals: [PartPrefix: (records: Int, bytes: Int)] = [:]
@@ -429,7 +429,7 @@ private struct PartWriter {
         // Every prefix down to `digits` under this one is now known, those with no record as empty.
         func fill(_ under: PartPrefix) {
             let total = totals[under] ?? (0, 0)
-            sizes[under] = PartPolicy.fileBytes(records: total.records, lineBytes: total.bytes)
+            sizes[under] = PartPolicy.Size(records: total.records, lineBytes: total.bytes)
             if under.digits < digits, total.records > 0 { under.children.forEach(fill) }
         }
         fill(prefix)

@@ -9,7 +9,8 @@ import SnapshotFormat
 /// couple of blocks up to a few hundred thousand records and to about a dozen at two million,
 /// with at most 256 files per device below about 1.3 million records of 400 bytes. Joining only
 /// below an eighth of that keeps a part that grows and shrinks around the limit from being split
-/// and joined over and over.
+/// and joined over and over. A part holding one record is never split: its children could only
+/// be that record's part again and 15 empty ones, down to 4 digits (61 files for one large note).
 ///
 /// Pure: sizes in, prefixes out.
 public struct PartPolicy: Sendable, Hashable {
@@ -28,24 +29,38 @@ public struct PartPolicy: Sendable, Hashable {
         self.joinBytes = joinBytes
     }
 
-    /// The size of a part's file holding records with `records` lines of `lineBytes` in all.
-    static func fileBytes(records: Int, lineBytes: Int) -> Int {
-        // A header of about 150 bytes (more with a key, and a signature at the end), and ",\n" per line.
-        lineBytes + 2 * records + 300
+    /// The records under a prefix, as the policy weighs them.
+    public struct Size: Sendable, Hashable {
+        /// How many records.
+        public var records: Int
+        /// The size of their part's file.
+        public var fileBytes: Int
+
+        public init(records: Int, fileBytes: Int) {
+            self.records = records
+            self.fileBytes = fileBytes
+        }
+
+        /// The size of a part's file holding `records` records whose lines have `lineBytes` in all.
+        public init(records: Int, lineBytes: Int) {
+            // A header of about 150 bytes (more with a key, and a signature at the end), and ",\n" per line.
+            self.init(records: records, fileBytes: lineBytes + 2 * records + 300)
+        }
     }
 
-    /// The leaves that replace `part` when its records have these sizes: `part` itself when its
-    /// file fits, else its children's leaves, recursively.
+    /// The leaves that replace `part` when its records have these sizes: `part` itself when it
+    /// is not split, else its children's leaves, recursively.
     ///
-    /// - Parameter size: the file size of the records under a prefix (from ``fileBytes(records:lineBytes:)``).
-    public func leaves(replacing part: PartPrefix, size: (PartPrefix) throws -> Int) rethrows -> [PartPrefix] {
-        guard part.digits < PartPrefix.maximumDigits, try size(part) > splitBytes else { return [part] }
+    /// - Parameter size: the records under a prefix.
+    public func leaves(replacing part: PartPrefix, size: (PartPrefix) throws -> Size) rethrows -> [PartPrefix] {
+        guard splits(part, try size(part)) else { return [part] }
         return try part.children.flatMap { try leaves(replacing: $0, size: size) }
     }
 
-    /// Whether a part of this size is split (it has fewer than 4 digits and its file is too large).
-    public func splits(_ part: PartPrefix, fileBytes: Int) -> Bool {
-        part.digits < PartPrefix.maximumDigits && fileBytes > splitBytes
+    /// Whether a part with these records is split: it has fewer than 4 digits, its file is too
+    /// large, and it holds more than one record.
+    public func splits(_ part: PartPrefix, _ size: Size) -> Bool {
+        part.digits < PartPrefix.maximumDigits && size.fileBytes > splitBytes && size.records > 1
     }
 
     /// The parent to join `leaf` and its 15 siblings into, when all 16 are leaves and small
