@@ -12,11 +12,13 @@ public struct LocalEditOutcome: Hashable, Sendable {
     /// For a resolution: the version whose content it kept (nil for new fields), and every
     /// version it supersedes (the current one and each conflict), for a tool to name.
     public var resolved: (kept: ReadOnly.Version?, superseded: [ReadOnly.Version])? = nil
+    /// Whether the edit changes nothing: `record` is the current record, and no version is made.
+    public var isUnchanged = false
 
     public static func == (lhs: Self, rhs: Self) -> Bool {
         lhs.record == rhs.record && lhs.supersededOwn == rhs.supersededOwn
             && lhs.supersededOthers == rhs.supersededOthers && lhs.resolved?.kept == rhs.resolved?.kept
-            && lhs.resolved?.superseded == rhs.resolved?.superseded
+            && lhs.resolved?.superseded == rhs.resolved?.superseded && lhs.isUnchanged == rhs.isUnchanged
     }
 
     public func hash(into hasher: inout Hasher) {
@@ -34,6 +36,9 @@ public enum LocalEdit {
     /// Puts `fields` as a new version of a record (a new record when `current` is nil).
     ///
     /// - Important: the record keeps its type; `type` is used only for a new record.
+    /// - Returns: an unchanged outcome (no new version) when the record, with no conflict, already
+    ///   holds exactly this content: putting the same fields again (a script run twice, an app saving
+    ///   an unchanged model) makes no version that every device would then merge and publish.
     public static func put(
         id: RecordID, type: String, fields: JSONObject, schemaVersion: Int64,
         current: ReadOnly.Record?, device: DeviceID, now: Timestamp
@@ -51,6 +56,9 @@ public enum LocalEdit {
         content.schemaVersion = schemaVersion
         content.deleted = false
         content.fields = fields
+        if current.conflicts.isEmpty, content.hasSameContent(as: current.version) {
+            return LocalEditOutcome(record: current, supersededOwn: [], supersededOthers: [], isUnchanged: true)
+        }
         return try edit(current, content: content, device: device, now: now)
     }
 

@@ -14,7 +14,8 @@ extension SyncctlCommand {
                 device's count in the version vector goes one above the highest it has anywhere \
                 in the record, lastModified is now (or 1 ms after the current version, if this \
                 clock is behind), unknown keys are carried over. The shared folder is merged first, \
-                so the edit builds on everything other devices published.
+                so the edit builds on everything other devices published. Putting the content the \
+                record already holds (and it has no conflict) makes no version, and says so.
 
                 Examples:
                   echo '{"name": "Bananas", "amount": "6"}' | syncctl put --type ShoppingItem

@@ -55,6 +55,44 @@ struct EditTests {
         #expect(try readPublished(sandbox).reading.generation == 3)
     }
 
+    @Test("put of the content the record already holds makes no version and publishes nothing; another schemaVersion, or a conflict to settle, makes one")
+    func putSameContent() throws {
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        let device = try sandbox.device()
+        let created = try device.put(
+            id: Wire.id(1), type: "Note", fields: Wire.object(#"{"a": 1, "b": [true, "x"]}"#), schemaVersion: nil)
+        let before = try #require(try device.record(Wire.id(1)))
+
+        // When the same fields are put again, their keys in another order, later
+        sandbox.clock.advance(by: 5_000)
+        let again = try device.put(id: Wire.id(1), type: "Note", fields: Wire.object(#"{"b": [true, "x"], "a": 1.0}"#), schemaVersion: nil)
+        // Then the record is as it was, nothing is published, and the report says so
+        #expect(try device.record(Wire.id(1)) == before)
+        #expect(again.publishedGeneration == nil && created.publishedGeneration == 1)
+        #expect(try readPublished(sandbox).reading.generation == 1)
+        #expect(again.notes.contains { $0.hasPrefix("unchanged") }, "\(again.notes)")
+        #expect(again.version == created.version)
+
+        // When they are put with another schemaVersion: a new version
+        let upgraded = try device.put(id: Wire.id(1), type: "Note", fields: Wire.object(#"{"a": 1, "b": [true, "x"]}"#), schemaVersion: 2)
+        #expect(upgraded.publishedGeneration == 2 && upgraded.notes.isEmpty)
+        #expect(try device.record(Wire.id(1))?.version.versionVector == VersionVector([DeviceID("desk")!: 2]))
+
+        // When a peer's concurrent version makes a conflict, the same content put again is a new
+        // version (as any put on a record in conflict: the peer's conflict stays)
+        try sandbox.write(
+            "phone.json",
+            Wire.snapshotText(
+                "phone", generation: 1,
+                records: [#"{"id": "\#(Wire.id(1).rawValue)", "type": "Note", "schemaVersion": 2, "lastModified": "2000-01-01T00:00:00.000Z", "modifiedBy": "phone", "versionVector": {"phone": 1}, "fields": {"a": 2}}"#]))
+        let settled = try device.put(id: Wire.id(1), type: "Note", fields: Wire.object(#"{"a": 1, "b": [true, "x"]}"#), schemaVersion: 2)
+        #expect(settled.merge.newConflicts == 1 && settled.publishedGeneration == 3 && settled.notes.isEmpty)
+        let record = try #require(try device.record(Wire.id(1)))
+        #expect(record.version.versionVector == VersionVector([DeviceID("desk")!: 3]))
+        #expect(record.conflicts.map(\.modifiedBy) == [DeviceID("phone")])
+    }
+
     @Test("An edit keeps the unknown keys of the version it edits, and builds on the peer's version")
     func editCarriesUnknownKeys() throws {
         let sandbox = try Sandbox()

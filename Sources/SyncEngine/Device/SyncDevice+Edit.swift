@@ -115,6 +115,7 @@ extension SyncDevice {
                 if let violation = self.schemas.violation(of: outcome.version) {
                     throw EngineError.invalidEdit("the new version does not fit its schema: \(violation)")
                 }
+                if outcome.isUnchanged { return outcome }
                 let merged = RecordMerge.merge(held: try session.record(outcome.record.id), incoming: [outcome.version])
                 try session.save(merged ?? outcome.record, at: now)
                 return outcome
@@ -122,6 +123,9 @@ extension SyncDevice {
             guard case .some(let result) = made else { throw EngineError.invalidEdit("the edit was not applied") }
             guard let outcome = result else { throw EngineError.changedSinceSeen(id: id.rawValue) }
             var notes: [String] = []
+            if outcome.isUnchanged {
+                notes.append("unchanged: the record already holds exactly this content, so no new version was made")
+            }
             for version in outcome.supersededOwn {
                 notes.append(
                     "superseded this device's own earlier version from \(version.lastModified?.written ?? "an unknown time") (its content is replaced by this edit)"
