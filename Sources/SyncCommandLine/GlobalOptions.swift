@@ -121,6 +121,7 @@ public struct LocationOptions: ParsableArguments {
             settings: settings, logger: Logger(label: "syncctl"), needsFolder: needsFolder,
             waitingForStore: { message in FileHandle.standardError.write(Data("syncctl: \(message)\n".utf8)) })
         if let problem = device.folderProblem { printError("note: \(problem)") }
+        if let problem = device.keyProblem { printError("warning: \(problem)") }
         ProgressLine.start(for: device)
         return device
     }

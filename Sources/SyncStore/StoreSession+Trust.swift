@@ -10,11 +10,22 @@ extension StoreSession {
         var keys: [DeviceID: PublicKey] = [:]
         for row in try Row.fetchAll(db, sql: "SELECT device, key FROM trustedKey") {
             guard let device = DeviceID(row["device"]), let key = PublicKey(text: row["key"]) else {
-                throw StoreCorruption("the trusted key of \(String(describing: row["device"] as String?)) is not readable")
+                let name = (row["device"] as String?) ?? "(none)"
+                throw StoreCorruption(
+                    "the trusted key stored for device \"\(name)\" is not readable",
+                    advice: DeviceID(name) != nil
+                        ? "remove it with `syncctl untrust \(name)`, then trust \(name) again with the key `syncctl key` prints on it"
+                        : "remove that row of the store's trustedKey table (sqlite3 store.sqlite \"DELETE FROM trustedKey WHERE device = '…'\"), then trust the device again")
             }
             keys[device] = key
         }
         return keys
+    }
+
+    /// The devices trusted, as stored: read even when a key is not readable (so that it can be
+    /// untrusted).
+    public func trustedDeviceNames() throws -> [String] {
+        try String.fetchAll(db, sql: "SELECT device FROM trustedKey")
     }
 
     /// Trusts `key` for `device` (replacing the key trusted for it before, if any).

@@ -53,9 +53,15 @@ extension StoredVersion {
 public struct StoreCorruption: Error, Hashable, Sendable, CustomStringConvertible {
     /// What is wrong, for a person.
     public var detail: String
+    /// What to do, when something less than the state directory's restore will do.
+    public var advice: String?
     /// A corruption report.
-    public init(_ detail: String) { self.detail = detail }
+    public init(_ detail: String, advice: String? = nil) {
+        self.detail = detail
+        self.advice = advice
+    }
     public var description: String {
-        "the store holds data this version did not write (\(detail)); restore the state directory from a backup or remove it and merge again from the shared folder"
+        "the store holds data this version did not write (\(detail)); "
+            + (advice ?? "restore the state directory from a backup or remove it and merge again from the shared folder")
     }
 }

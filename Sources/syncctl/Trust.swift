@@ -102,6 +102,11 @@ extension SyncctlCommand {
             if device != nil, key == nil {
                 throw ValidationError("give the key to trust for \(device!): syncctl trust \(device!) ed25519:…")
             }
+            if let key, key.hasPrefix("ed25519-private:") {
+                throw ValidationError(
+                    "that is a private key (a signing.key's content): keep it secret, and never give it to another device. Give the public key instead, as `syncctl key` prints it (ed25519:…)"
+                )
+            }
             if let device, let key, PublicKey(text: key) == nil {
                 throw ValidationError(
                     "\"\(key)\" is not a public key: give it as `syncctl key` prints it on \(device), ed25519: then 44 characters of base64"
@@ -118,7 +123,24 @@ extension SyncctlCommand {
                 // validate() made sure of both.
                 guard let deviceID = device, let key = key.flatMap(PublicKey.init(text:)) else { return }
                 let name = deviceID.rawValue
-                let wasActive = try !syncDevice.trustedDevices().isEmpty
+                let trusted = try syncDevice.trustedDevices()
+                if key == syncDevice.key.publicKey, deviceID != syncDevice.device {
+                    throw UsageProblem(
+                        message:
+                            "that is this device's own key (\(syncDevice.device)), not \(name)'s: run `syncctl key` on \(name) itself and give the key it prints"
+                    )
+                }
+                if let other = trusted.first(where: { $0.key == key.text && $0.device != name && !$0.isThisDevice }) {
+                    throw UsageProblem(
+                        message:
+                            "that key is trusted for \(other.device) already, and each device has a key of its own: run `syncctl key` on \(name) itself and give the key it prints (if \(other.device) is now called \(name), syncctl untrust \(other.device) first)"
+                    )
+                }
+                if trusted.contains(where: { $0.device == name && $0.key == key.text }) {
+                    if output.json { return try printJSON(trusted) }
+                    return print("\(name) is trusted with this key already (fingerprint \(key.fingerprint)); nothing changed.")
+                }
+                let wasActive = !trusted.isEmpty
                 let before = try syncDevice.trust(key, for: deviceID)
                 if output.json { return try printJSON(try syncDevice.trustedDevices()) }
                 if let before, before != key {
@@ -156,16 +178,28 @@ extension SyncctlCommand {
             if !accept.isEmpty {
                 func normalized(_ text: String) -> String { text.lowercased().filter { !$0.isWhitespace } }
                 for wanted in accept {
-                    let matches = candidates.filter {
-                        normalized($0.fingerprint ?? "") == normalized(wanted) || $0.key == wanted
+                    let matches = keys.filter {
+                        $0.key != nil && (normalized($0.fingerprint ?? "") == normalized(wanted) || $0.key == wanted)
                     }
-                    guard matches.count == 1 else {
+                    guard matches.count == 1, let match = matches.first else {
                         throw UsageProblem(
                             message: matches.isEmpty
-                                ? "no key that files in the folder carry has fingerprint \(wanted) (and is not trusted already); see syncctl trust --review"
-                                : "fingerprint \(wanted) matches several keys; give the whole key instead")
+                                ? "no file in the shared folder carries a key with fingerprint \(wanted); see syncctl trust --review"
+                                : "fingerprint \(wanted) matches several keys (\(matches.map(\.device).joined(separator: ", "))); give the whole key instead"
+                        )
                     }
-                    chosen.append(matches[0])
+                    if match.isTrusted {
+                        // Already done: a script run twice succeeds.
+                        if !output.json { print("\(match.device) is trusted with key fingerprint \(match.fingerprint!) already.") }
+                        continue
+                    }
+                    guard match.validlySigned > 0 else {
+                        throw UsageProblem(
+                            message:
+                                "no signature verifies with the key of fingerprint \(wanted) in the files that carry it (\(match.files.joined(separator: ", "))): they were changed after signing, or forged. Not trusted"
+                        )
+                    }
+                    if !chosen.contains(match) { chosen.append(match) }
                 }
             } else if !candidates.isEmpty {
                 guard isatty(STDIN_FILENO) == 1, !output.json else {
@@ -177,7 +211,11 @@ extension SyncctlCommand {
                 print("")
                 print("Compare each fingerprint with `syncctl key` on that device before you answer.")
                 for candidate in candidates where !chosen.contains(where: { $0.device == candidate.device }) {
-                    print("Trust \(candidate.device) with key fingerprint \(candidate.fingerprint!)? [y/N] ", terminator: "")
+                    let clash = candidates.filter { $0.device == candidate.device }.count > 1
+                    print(
+                        "Trust \(candidate.device) with key fingerprint \(candidate.fingerprint!)"
+                            + (clash ? " (the key of \(candidate.files.joined(separator: ", ")))" : "") + "? [y/N] ",
+                        terminator: "")
                     fflush(nil)
                     let answer = readLine()?.trimmingCharacters(in: .whitespaces).lowercased() ?? ""
                     if answer == "y" || answer == "yes" { chosen.append(candidate) }
@@ -185,7 +223,10 @@ extension SyncctlCommand {
             }
             let devices = chosen.map(\.device)
             if Set(devices).count != devices.count {
-                throw UsageProblem(message: "one key per device: the keys accepted name \(devices.joined(separator: ", "))")
+                throw UsageProblem(
+                    message:
+                        "one key per device: two different keys accepted claim to be the same device (\(devices.joined(separator: ", "))); at most one is genuine: compare with `syncctl key` on it"
+                )
             }
             for key in chosen {
                 guard let deviceID = DeviceID(key.device), let publicKey = key.key.flatMap(PublicKey.init(text:)) else {
@@ -216,7 +257,8 @@ extension SyncctlCommand {
                     line += padded("(unsigned)", 24)
                 }
                 print(line)
-                var state = "      \(key.files.count) file(s)"
+                let shown = key.files.prefix(3).joined(separator: ", ")
+                var state = "      " + shown + (key.files.count > 3 ? " and \(key.files.count - 3) more" : "")
                 if key.isTrusted {
                     state += "; trusted"
                 } else if key.key == nil {
@@ -224,14 +266,24 @@ extension SyncctlCommand {
                 } else if key.validlySigned == 0 {
                     state += "; NO SIGNATURE VERIFIES with this key (changed after signing, or forged): not offered"
                 } else if key.trustedKey != nil {
-                    state += "; a different key is trusted for \(key.device) (a rotated key, or an impostor)"
+                    state +=
+                        "; a different key is trusted for \(key.device): this is \(key.device)'s new key after a rotation, an older key of it, or an impostor's"
                 }
                 if key.key != nil, key.validlySigned > 0, key.validlySigned < key.files.count {
                     state += "; \(key.files.count - key.validlySigned) of them do not verify"
                 }
                 print(state)
             }
-            if candidates.isEmpty { print("No key to trust: every signed key here is trusted already.") }
+            // Two keys claiming one device: one of them, at least, is not that device's.
+            let claimed = Dictionary(grouping: keys.filter { $0.key != nil && $0.validlySigned > 0 }, by: \.device)
+            for (device, claims) in claimed.sorted(by: { $0.key < $1.key }) where claims.count > 1 {
+                print(
+                    "WARNING: \(claims.count) different keys claim to be \(device): at most one is \(device)'s genuine key, the others are forged or old. Compare each fingerprint with `syncctl key` on \(device) itself."
+                )
+            }
+            if candidates.isEmpty {
+                print("No key to trust: every key here is trusted already, unsigned, or carried by files whose signatures do not verify.")
+            }
         }
 
         private func explainChange(_ device: SyncDevice, wasActive: Bool) throws {
@@ -255,8 +307,11 @@ extension SyncctlCommand {
             discussion: """
                 The device's files are rejected from the next merge on; what merged from them before \
                 stays. When a device is lost or stolen, untrust it on every other device: its key \
-                could still sign files. Untrusting the last device turns checking off: every file \
-                merges again, signed or not.
+                could still sign files. Untrusting the last other device leaves this device alone \
+                trusted: only its own files merge.
+
+                To stop checking signatures altogether (every file merges again, signed or not), \
+                untrust every other device, then this device itself.
                 """)
 
         @OptionGroup var global: GlobalOptions
@@ -266,13 +321,23 @@ extension SyncctlCommand {
         func run() async throws {
             try await reportingFailures {
                 let syncDevice = try await global.openDevice()
-                guard try syncDevice.untrust(device) else {
-                    throw UsageProblem(message: "\(device) is not trusted; see syncctl trust --list")
+                let outcome = try syncDevice.untrust(device)
+                guard outcome != .wasNotTrusted else {
+                    throw UsageProblem(
+                        message: device == syncDevice.device
+                            ? "signatures are not checked already (no device is trusted); see syncctl trust --list"
+                            : "\(device) is not trusted; see syncctl trust --list")
                 }
-                let remaining = try syncDevice.trustedDevices()
-                if output.json { return try printJSON(remaining) }
-                print("No longer trusting \(device): its files are rejected from the next merge on.")
-                if remaining.isEmpty {
+                if output.json { return try printJSON(try syncDevice.trustedDevices()) }
+                switch outcome {
+                case .untrusted, .wasNotTrusted:
+                    print("No longer trusting \(device): its files are rejected from the next merge on.")
+                case .onlyThisDeviceTrusted:
+                    print("No longer trusting \(device): its files are rejected from the next merge on.")
+                    print(
+                        "No other device is trusted now: only this device's own files merge. To stop checking signatures altogether: syncctl untrust \(syncDevice.device)"
+                    )
+                case .checkingOff:
                     print(
                         "WARNING: no device is trusted any more, so signatures are not checked: every file in the shared folder merges again, signed or not."
                     )

@@ -83,6 +83,7 @@ struct SyncdCommand: AsyncParsableCommand {
             let lock = try DaemonLock(stateDirectory: settings.stateDirectory)
             defer { withExtendedLifetime(lock) {} }
             let device = try SyncDevice(settings: settings, logger: logger, returnsMemoryAfterPasses: true)
+            if let problem = device.keyProblem { logger.warning("\(problem)") }
             let service = SyncService(
                 device: device, timings: initial.timings,
                 notify: NotifySocket(environment: ProcessInfo.processInfo.environment),

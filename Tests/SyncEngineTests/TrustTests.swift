@@ -9,7 +9,16 @@ import Testing
 /// A key pair that signs format 2 files the way the contract spells it, built here independently
 /// of the engine's writer.
 struct TestSigner {
-    let privateKey = Curve25519.Signing.PrivateKey()
+    let privateKey: Curve25519.Signing.PrivateKey
+
+    init(privateKey: Curve25519.Signing.PrivateKey = .init()) { self.privateKey = privateKey }
+
+    /// The signer of a `signing.key` file (`ed25519-private:` then base64).
+    init(keyFile path: String) throws {
+        let text = try String(contentsOfFile: path, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        let raw = try #require(Data(base64Encoded: String(text.dropFirst("ed25519-private:".count))))
+        self.init(privateKey: try Curve25519.Signing.PrivateKey(rawRepresentation: raw))
+    }
 
     var keyText: String { "ed25519:" + Data(privateKey.publicKey.rawRepresentation).base64EncodedString() }
     var publicKey: PublicKey { PublicKey(text: keyText)! }
@@ -175,7 +184,7 @@ struct TrustTests {
         // When desk stops trusting phone, and another device is still trusted
         let laptop = TestSigner()
         try desk.trust(laptop.publicKey, for: DeviceID("laptop")!)
-        #expect(try desk.untrust(DeviceID("phone")!))
+        #expect(try desk.untrust(DeviceID("phone")!) == .untrusted)
         try sandbox.write(
             "phone.json", phone.file("phone", generation: 3, versions: [Self.note(2, by: "phone", count: 3)]))
         let untrusted = try desk.merge()
@@ -184,6 +193,45 @@ struct TrustTests {
         #expect(untrusted.sources.first { $0.name == "phone.json" }?.status == .rejected)
         #expect(try Self.held(desk) == [Wire.id(1)])
         #expect(try desk.trustedDevices().map(\.device) == ["desk", "laptop"])
+    }
+
+    @Test("untrusting the last other device (a stolen one) keeps checking on, this device alone trusted; untrusting this device then turns it off, and not before")
+    func untrustLastPeer() throws {
+        // Given desk trusting phone, whose file merged
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        let phone = TestSigner()
+        let desk = try sandbox.device("desk")
+        try desk.trust(phone.publicKey, for: DeviceID("phone")!)
+        try sandbox.write("phone.json", phone.file("phone", generation: 1, versions: [Self.note(1, by: "phone")]))
+        _ = try desk.merge()
+        #expect(throws: EngineError.self) { try desk.untrust(DeviceID("desk")!) }
+
+        // When phone is stolen and untrusted, then the thief and a stranger write files
+        #expect(try desk.untrust(DeviceID("phone")!) == .onlyThisDeviceTrusted)
+        sandbox.clock.advance()
+        try sandbox.write(
+            "phone.json", phone.file("phone", generation: 2, versions: [Self.note(1, by: "phone", count: 2)]))
+        try sandbox.write(
+            "mallory.json", TestSigner.unsigned("mallory", generation: 1, versions: [Self.note(2, by: "mallory")]))
+        let report = try desk.merge()
+
+        // Then both are rejected whole, and only desk is trusted
+        #expect(report.sources.first { $0.name == "phone.json" }?.status == .rejected)
+        #expect(report.sources.first { $0.name == "mallory.json" }?.status == .rejected)
+        #expect(try Self.held(desk) == [Wire.id(1)])
+        #expect(try desk.record(Wire.id(1))?.version.fields["text"] == .string("phone 1"))
+        #expect(try desk.trustedDevices().map(\.device) == ["desk"])
+        // And desk's own files still merge: a fresh store on desk's state reads them back
+        _ = try desk.put(id: Wire.id(3), type: "Note", fields: Wire.object(#"{"text": "desk"}"#), schemaVersion: nil)
+        #expect(try desk.merge().sources.filter { $0.name.hasPrefix("desk") }.allSatisfy { $0.status != .rejected })
+
+        // When desk itself is untrusted: checking is off, every file merges
+        #expect(try desk.untrust(DeviceID("desk")!) == .checkingOff)
+        #expect(try desk.trustedDevices().isEmpty)
+        #expect(try !desk.merge().hasRejections)
+        #expect(try desk.record(Wire.id(2)) != nil)
+        #expect(try desk.untrust(DeviceID("desk")!) == .wasNotTrusted)
     }
 
     @Test("a file rejected for trust merges once its key is trusted, though the file did not change")
@@ -269,6 +317,14 @@ struct TrustTests {
         #expect(FileManager.default.fileExists(atPath: sandbox.state("desk") + "/signing.key.old"))
         // And desk, trusting its new key as its own, still merges its files cleanly
         #expect(!(try desk.merge().hasRejections))
+        // But a file under its name signed with the old key (which may be why it rotated), and not
+        // one it wrote, is not its own any more (once desk checks signatures: it trusts tablet)
+        try desk.trust(TestSigner().publicKey, for: DeviceID("tablet")!)
+        let oldSigner = try TestSigner(keyFile: sandbox.state("desk") + "/signing.key.old")
+        #expect(oldSigner.publicKey == oldKey)
+        try sandbox.write("desk (1).json", oldSigner.file("desk", generation: 90, versions: [Self.note(99, by: "desk", count: 90)]))
+        #expect(try desk.merge().sources.first { $0.name == "desk (1).json" }?.status == .rejected)
+        try FileManager.default.removeItem(atPath: sandbox.sharedPath("desk (1).json"))
 
         // And phone, trusting the old key, rejects desk's files, keeping what it merged
         sandbox.clock.advance()
@@ -312,6 +368,38 @@ struct TrustTests {
         try fresh.trust(newKey, for: DeviceID("desk")!)
         _ = try fresh.merge()
         #expect(try Self.held(fresh).count == 80)
+    }
+
+    @Test("a state directory restored from a backup without its signing.key: the device's own later file, signed with its old key, merges (nothing lost, no count reused)")
+    func restoredWithoutKey() throws {
+        // Given desk trusting phone, with a backup of its state directory taken after its first edit
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        let state = sandbox.state("desk")
+        let desk = try sandbox.device("desk", state: state)
+        try desk.trust(TestSigner().publicKey, for: DeviceID("phone")!)
+        _ = try desk.put(id: Wire.id(1), type: "Note", fields: Wire.object(#"{"text": "v1"}"#), schemaVersion: nil)
+        try FileManager.default.copyItem(atPath: state, toPath: sandbox.state("backup"))
+        // And an edit published after the backup
+        sandbox.clock.advance()
+        _ = try desk.put(id: Wire.id(1), type: "Note", fields: Wire.object(#"{"text": "v2"}"#), schemaVersion: nil)
+
+        // When the state directory is restored from the backup, without its signing.key, and desk merges
+        try FileManager.default.removeItem(atPath: state)
+        try FileManager.default.copyItem(atPath: sandbox.state("backup"), toPath: state)
+        try FileManager.default.removeItem(atPath: state + "/signing.key")
+        let restored = try sandbox.device("desk", state: state)
+        let report = try restored.merge()
+
+        // Then its own file merged (not taken for an impostor's), v2 is back, and its next edit counts on
+        #expect(report.sources.first { $0.name == "desk.json" }?.status != .rejected, "\(report.sources)")
+        #expect(try restored.record(Wire.id(1))?.version.fields["text"] == .string("v2"))
+        sandbox.clock.advance()
+        _ = try restored.put(id: Wire.id(1), type: "Note", fields: Wire.object(#"{"text": "v3"}"#), schemaVersion: nil)
+        #expect(try restored.record(Wire.id(1))?.version.versionVector == VersionVector([DeviceID("desk")!: 3]))
+        // And once it published with its new key, a file signed with the old one is no longer its own
+        let published = try SnapshotReader.read(bytes: try sandbox.read("desk.json"), fileName: "desk.json")
+        #expect(published.key == restored.key.publicKey)
     }
 
     @Test("with keys trusted, a file under this device's own name that it did not sign is rejected, reported, and its own file published again")

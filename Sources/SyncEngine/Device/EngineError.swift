@@ -32,6 +32,8 @@ public enum EngineError: Error, Sendable, CustomStringConvertible {
         switch self {
         case .sharedFolderMissing(let path, let reason):
             Self.folderProblem(path: path, reason: reason) + ". Nothing was changed"
+        case .stateDirectoryUnusable(let path, let reason) where path.hasSuffix("/signing.key"):
+            "this device's signing key \(path) cannot be used: \(reason)"
         case .stateDirectoryUnusable(let path, let reason):
             "the state directory \(path) cannot be used (\(reason)); check --state and its permissions"
         case .stateInsideShared(let state, let shared):

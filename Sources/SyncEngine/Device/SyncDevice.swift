@@ -17,6 +17,9 @@ public final class SyncDevice: Sendable {
     /// Why the shared folder cannot be used, when it was opened for a command that only reads the
     /// store (`needsFolder: false`) and the folder is missing; nil otherwise.
     public let folderProblem: String?
+    /// What was wrong with the signing key's file when the device opened it (other users could
+    /// read it: it is private now), for the program to say; nil when nothing was.
+    public let keyProblem: String?
     /// The local store.
     public let store: SyncStore
     /// Where the store's database file is.
@@ -100,6 +103,9 @@ public final class SyncDevice: Sendable {
             keyBox = Mutex(try DeviceKey.loadOrCreate(in: state))
         } catch let error as SystemCallError {
             throw EngineError.stateDirectoryUnusable(path: state + "/" + DeviceKey.fileName, reason: error.description)
+        }
+        keyProblem = keyBox.withLock({ $0.permissionsOpenToOthers }).map { mode in
+            "\(state)/\(DeviceKey.fileName) was open to other users (mode \(String(mode, radix: 8))); it is readable by this user only now. Anyone who read it can sign files as this device: if that may have happened, make a new key (syncctl key --rotate)"
         }
         do {
             // The store serializes its own opening between processes (see OpeningLock).
@@ -190,13 +196,20 @@ public final class SyncDevice: Sendable {
     /// Replaces this device's signing key with a new one and publishes every part of its snapshot
     /// again, signed with it.
     ///
-    /// The parts are marked to be written before the key changes: a crash between the two only
-    /// rewrites them once more.
+    /// The new key is recorded as the one the parts are signed with as soon as it is made, so that
+    /// files signed with the old key stop counting as this device's own (see
+    /// `TrustList.previousOwnKey`).
     public func rotateKey() throws -> (key: DeviceKey, report: MergeReport) {
         try locked {
-            try store.transaction { try $0.markPartsUnpublished() }
             let key = try DeviceKey.rotate(in: settings.stateDirectory)
             keyBox.withLock { $0 = key }
+            // Every part is written again, signed with the new key, which is recorded at once: a file
+            // under this device's name signed with the old key no longer counts as its own (the old
+            // key may be why it rotates). A crash before this leaves the next pass to find the new key.
+            try store.transaction { session in
+                try session.markPartsUnpublished()
+                try session.setSigningKeyOfParts(key.publicKey.text)
+            }
             return (key, try pass(edit: Optional<(StoreSession, Timestamp) throws -> Void>.none).report)
         }
     }

@@ -59,6 +59,8 @@ public struct FileStatus: Hashable, Sendable {
     public var size: Int64
     public var modifiedNanos: Int64
     public var changedNanos: Int64
+    /// The permission bits (`st_mode & 0o7777`).
+    public var permissions: UInt32
 
     init(_ raw: stat) {
         switch raw.st_mode & S_IFMT {
@@ -76,6 +78,7 @@ public struct FileStatus: Hashable, Sendable {
         size = Int64(raw.st_size)
         modifiedNanos = Int64(raw.st_mtim.tv_sec) * 1_000_000_000 + Int64(raw.st_mtim.tv_nsec)
         changedNanos = Int64(raw.st_ctim.tv_sec) * 1_000_000_000 + Int64(raw.st_ctim.tv_nsec)
+        permissions = UInt32(raw.st_mode & 0o7777)
     }
 }
 
@@ -93,6 +96,11 @@ enum SystemCalls {
         var raw = stat()
         guard stat(path, &raw) == 0 else { throw SystemCallError(call: "stat", subject: path, errno: errno) }
         return FileStatus(raw)
+    }
+
+    /// `fchmod(2)`.
+    static func changeMode(of descriptor: Int32, to mode: mode_t, path: String) throws(SystemCallError) {
+        guard fchmod(descriptor, mode) == 0 else { throw SystemCallError(call: "fchmod", subject: path, errno: errno) }
     }
 
     /// `fstat(2)`.

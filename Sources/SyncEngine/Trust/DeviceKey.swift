@@ -19,15 +19,19 @@ public struct DeviceKey: @unchecked Sendable {
     /// The inode of the key file it was read from or written to: a running `syncd` notices a key
     /// rotated by `syncctl key --rotate` by its new inode.
     let fileInode: Int64
+    /// The permission bits the key file had when loaded, when other users could read or write it
+    /// (it is made readable by this user only then): nil when it was private.
+    let permissionsOpenToOthers: UInt32?
 
     /// The key file's name in the state directory.
     static let fileName = "signing.key"
     private static let scheme = "ed25519-private:"
 
-    private init(_ privateKey: Curve25519.Signing.PrivateKey, fileInode: Int64) {
+    private init(_ privateKey: Curve25519.Signing.PrivateKey, fileInode: Int64, permissionsOpenToOthers: UInt32? = nil) {
         self.privateKey = privateKey
         seed = Array(privateKey.rawRepresentation)
         self.fileInode = fileInode
+        self.permissionsOpenToOthers = permissionsOpenToOthers
         publicKey = PublicKey(bytes: Array(privateKey.publicKey.rawRepresentation))!
     }
 
@@ -75,16 +79,24 @@ public struct DeviceKey: @unchecked Sendable {
             return nil
         }
         defer { SystemCalls.close(descriptor) }
-        let inode = try SystemCalls.status(of: descriptor, path: path).inode
+        let status = try SystemCalls.status(of: descriptor, path: path)
+        let inode = status.inode
         let text = String(decoding: try SystemCalls.readAll(descriptor, expectedSize: 128, path: path), as: UTF8.self)
             .trimmingCharacters(in: .whitespacesAndNewlines)
         guard text.hasPrefix(scheme), let raw = Base64Text.decode(String(text.dropFirst(scheme.count))),
             let key = try? Curve25519.Signing.PrivateKey(rawRepresentation: raw)
         else {
             throw EngineError.stateDirectoryUnusable(
-                path: path, reason: "it does not hold this device's signing key; move it away to make a new key")
+                path: path,
+                reason:
+                    "it does not hold this device's signing key (damaged?). Put back the signing.key of a backup if you have one; otherwise move it away, and a new key is made, which the devices that trust this one must then trust (syncctl trust on each)"
+            )
         }
-        return DeviceKey(key, fileInode: inode)
+        // A private key others can read lets them sign as this device: made private again (and the
+        // device warns, since it may have been read).
+        let openToOthers = status.permissions & 0o077
+        if openToOthers != 0 { try? SystemCalls.changeMode(of: descriptor, to: 0o600, path: path) }
+        return DeviceKey(key, fileInode: inode, permissionsOpenToOthers: openToOthers != 0 ? status.permissions : nil)
     }
 
     /// Writes `privateKey` to a new file at `path`, readable by this user only, synchronized.

@@ -65,11 +65,50 @@ extension SyncDevice {
         }
     }
 
-    /// Stops trusting `device`: its files no longer merge (what they gave before stays). Whether it
-    /// was trusted.
+    /// What ``untrust(_:)`` did.
+    public enum Untrusted: Sendable, Equatable {
+        /// The device's files no longer merge; other devices are still trusted.
+        case untrusted
+        /// The device's files no longer merge, and it was the last device trusted besides this one:
+        /// only this device's own files merge now (checking stays on: a list with only this device
+        /// in it is not empty).
+        case onlyThisDeviceTrusted
+        /// This device was named, with no other device trusted: signatures are no longer checked,
+        /// and every file merges, signed or not.
+        case checkingOff
+        /// The device was not trusted: nothing changed.
+        case wasNotTrusted
+    }
+
+    /// Stops trusting `device`: its files no longer merge (what they gave before stays).
+    ///
+    /// Untrusting the last other device keeps checking on, with this device alone trusted (the
+    /// answer to a lost or stolen peer must not be to merge everyone's files). Checking stops only
+    /// when this device itself is untrusted once no other device is.
+    ///
+    /// - Throws: ``EngineError/invalidEdit(_:)`` for this device while other devices are trusted.
     @discardableResult
-    public func untrust(_ device: DeviceID) throws -> Bool {
-        try locked { try store.transaction { try $0.untrust(device) } }
+    public func untrust(_ device: DeviceID) throws -> Untrusted {
+        let ownKey = key.publicKey
+        return try locked {
+            try store.transaction { session in
+                // By name: an entry whose key is not readable can be removed too.
+                let others = try session.trustedDeviceNames().filter { $0 != self.device.rawValue }
+                if device == self.device {
+                    guard others.isEmpty else {
+                        throw EngineError.invalidEdit(
+                            "\(device) is this device: its own key is trusted as long as any other device is (trusted now: \(others.sorted().joined(separator: ", "))). To stop checking signatures, untrust those first, then \(device)"
+                        )
+                    }
+                    return try session.untrust(device) ? .checkingOff : .wasNotTrusted
+                }
+                guard try session.untrust(device) else { return .wasNotTrusted }
+                guard others.count == 1 else { return .untrusted }
+                // The last other device: this device's own entry keeps the list, and checking, on.
+                try session.trust(ownKey, for: self.device, at: clock())
+                return .onlyThisDeviceTrusted
+            }
+        }
     }
 
     /// The devices whose files were read (present in the folder at the last pass) that this device

@@ -15,16 +15,24 @@ struct TrustList: Sendable {
     /// earlier file of its own (signed with an earlier key, or written before it signed) is still
     /// its own. Asked only for a file under its name that its key did not sign.
     let writtenDigest: @Sendable (PartPrefix, Int64) -> String?
+    /// The key this device's files were signed with before its key file changed, until it has
+    /// published with the new one: its `signing.key` lost, or a state directory restored without
+    /// it. A file under its name signed with that key is its own earlier file (published after
+    /// the backup the store came from, say), which must merge, or its versions would be lost and
+    /// their counts reused. Not set by a rotation (`syncctl key --rotate`), which records the new
+    /// key at once: the old one may be in a thief's hands.
+    let previousOwnKey: PublicKey?
 
     /// The list as the store holds it, with this device's own key.
     init(
-        stored: [DeviceID: PublicKey], device: DeviceID, ownKey: PublicKey,
+        stored: [DeviceID: PublicKey], device: DeviceID, ownKey: PublicKey, previousOwnKey: PublicKey? = nil,
         writtenDigest: @escaping @Sendable (PartPrefix, Int64) -> String? = { _, _ in nil }
     ) {
         var keys = stored
         if !keys.isEmpty { keys[device] = ownKey }
         self.keys = keys
         self.device = device
+        self.previousOwnKey = previousOwnKey == ownKey ? nil : previousOwnKey
         self.writtenDigest = writtenDigest
     }
 
@@ -41,7 +49,7 @@ struct TrustList: Sendable {
             return bytes.withUnsafeBytes { key.verifies(signature, of: $0) }
         }
         if device == self.device {
-            if signedBy(keys[device]!) { return nil }
+            if signedBy(keys[device]!) || previousOwnKey.map(signedBy) == true { return nil }
             if let digest = writtenDigest(reading.part, reading.generation),
                 digest == PublishedLayout.fileDigest(of: bytes)
             {
@@ -60,11 +68,11 @@ struct TrustList: Sendable {
         }
         guard let key = reading.key, reading.signature != nil else {
             return
-                "the file is not signed, and \(device)'s files must be signed with its trusted key \(trusted.text) (fingerprint \(trusted.fingerprint))"
+                "the file is not signed, and \(device)'s files must be signed with its trusted key \(trusted.text) (fingerprint \(trusted.fingerprint)): \(device) runs a release that does not sign (update it), or the file is forged"
         }
         guard key == trusted else {
             return
-                "it is signed with key \(key.text) (fingerprint \(key.fingerprint)), not the key trusted for \(device) (fingerprint \(trusted.fingerprint)). If \(device) made a new key (compare with `syncctl key` on \(device)): syncctl trust \(device) \(key.text)"
+                "it is signed with key \(key.text) (fingerprint \(key.fingerprint)), not the key trusted for \(device) (fingerprint \(trusted.fingerprint)): a file from before \(device) made a new key (a sync tool's old copy, say), or a forgery. Only if that key is the one \(device) has now (compare the fingerprint with `syncctl key` on \(device)) trust it: syncctl trust \(device) \(key.text)"
         }
         guard signedBy(trusted) else {
             return
@@ -81,6 +89,7 @@ extension SyncDevice {
         return try store.reading { session in
             let stored = try session.trustedKeys()
             guard !stored.isEmpty else { return TrustList(stored: stored, device: device, ownKey: ownKey) }
+            let previousOwnKey = try session.signingKeyOfParts().flatMap(PublicKey.init(text:))
             // The files this device wrote are read for the parts of the changed files under its
             // name: its own (`desk.json`, `desk.3.json`) and sync tools' copies (`desk (1).json`…).
             let ownNames = (["."] + SourceFileName.copySeparators).map { device.rawValue + $0 }
@@ -90,7 +99,8 @@ extension SyncDevice {
                 if written[part] == nil { written[part] = try session.writtenFileDigests(of: part) }
             }
             let digests = written
-            return TrustList(stored: stored, device: device, ownKey: ownKey) { part, generation in
+            return TrustList(stored: stored, device: device, ownKey: ownKey, previousOwnKey: previousOwnKey) {
+                part, generation in
                 digests[part]?[generation]
             }
         }
