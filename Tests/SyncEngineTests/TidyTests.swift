@@ -49,6 +49,28 @@ struct TidyTests {
         #expect(try device.record(Wire.id(1))?.version.fields["v"] == .number(2))
     }
 
+    @Test("tidy keeps a copy that merged once and is rejected now (a key trusted since): what it was before does not count")
+    func keepsCopyRejectedSince() throws {
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        let phone = TestSigner()
+        let versions = [Wire.version(1, by: "phone")]
+        try sandbox.write("phone.json", phone.file("phone", generation: 1, versions: versions))
+        try sandbox.write("phone (1).json", phone.file("phone", generation: 1, versions: versions))
+        let device = try sandbox.device()
+        #expect(try device.merge().sources.first { $0.name == "phone (1).json" }?.role == "copy")
+
+        // When desk trusts another key for phone: the copy is rejected now
+        try device.trust(TestSigner().publicKey, for: DeviceID("phone")!)
+        #expect(try device.merge().sources.first { $0.name == "phone (1).json" }?.status == .rejected)
+
+        // Then tidy keeps it, saying why
+        let report = try device.tidy()
+        #expect(report.removed.isEmpty, "\(report.removed)")
+        #expect(report.kept.first { $0.name == "phone (1).json" }?.reason.hasPrefix("not merged: ") == true, "\(report.kept)")
+        #expect(FileManager.default.fileExists(atPath: sandbox.sharedPath("phone (1).json")))
+    }
+
     @Test("tidy keeps a copy holding a version that is not in the published file")
     func keepsUnpublished() throws {
         let sandbox = try Sandbox()

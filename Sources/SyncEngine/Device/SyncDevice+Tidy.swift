@@ -34,7 +34,9 @@ extension SyncDevice {
             else {
                 return report
             }
-            for source in merge.sources where source.role == "copy" {
+            // A copy the merge did not take (now or at the read its stat still matches) is kept
+            // below, whatever it was before: its role may be from an earlier read that merged it.
+            for source in merge.sources where source.role == "copy" && source.problemKind == nil {
                 switch try copyVerdict(source.name) {
                 case nil:
                     try? SystemCalls.remove(folder.path(of: source.name))
@@ -49,7 +51,7 @@ extension SyncDevice {
             // Copies the merge could not read or did not take (a newer format, a key not
             // trusted…) are kept too: said, with why.
             for source in merge.sources
-            where source.role == nil && source.problemKind != nil && SourceFileName.looksLikeCopy(source.name) {
+            where source.problemKind != nil && (source.role == "copy" || SourceFileName.looksLikeCopy(source.name)) {
                 report.kept.append(
                     TidyReport.Kept(name: source.name, reason: "not merged: \(source.reason ?? "\(source.status)")"))
             }
