@@ -21,6 +21,41 @@ extension DaemonTests {
     }
 
     @Test(
+        "two syncd run with one device ID and trust on: each rejects the other's files as an impostor's, says so, and slows down instead of publishing over them at every pass"
+    )
+    func twinsSlowDown() throws {
+        // Given two state directories of "laptop" (two machines given one ID), both trusting phone
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        let phoneKey = try SyncctlDevice("phone", in: sandbox).key()
+        let states = [sandbox.state("twin-a"), sandbox.state("twin-b")]
+        for state in states {
+            let trusted = try sandbox.syncctl(["trust", "phone", phoneKey] + sandbox.location("laptop", state: state))
+            try #require(trusted.status == 0, "\(trusted)")
+        }
+
+        // When a syncd runs on each
+        let twins = try states.map { try Daemon("laptop", in: sandbox, state: $0) }
+        defer { for twin in twins { twin.stop() } }
+        for twin in twins { try twin.waitUntilReady() }
+
+        // Then each says another device writes under its ID, and waits before publishing again
+        let warned = eventually(within: 60) {
+            twins.allSatisfy { $0.log.contains("waiting before publishing over them again") }
+        }
+        #expect(warned, "\(twins.map(\.log))")
+        // And from then on passes come seconds apart, not one per file the other writes (17 a
+        // second each without the wait): over 4 s, a handful at most
+        let before = twins.map { $0.log.components(separatedBy: "merge pass done").count }
+        usleep(4_000_000)
+        let after = twins.map { $0.log.components(separatedBy: "merge pass done").count }
+        for (twin, (was, now)) in zip(twins, zip(before, after)) {
+            #expect(now - was <= 6, "\(now - was) passes in 4 s\n\(twin.log)")
+        }
+        for twin in twins { #expect(twin.stop() == 0, "\(twin.log)") }
+    }
+
+    @Test(
         "syncd picks up a trust change without a restart: files of trusted devices merge, an untrusted device's and an unsigned copy are rejected as a whole, an untrusted device's new files stop merging and merge once it is trusted again"
     )
     func trustChangeWithoutRestart() throws {

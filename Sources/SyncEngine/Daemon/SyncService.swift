@@ -105,6 +105,7 @@ public final class SyncService: Service, Sendable {
     private func runPasses() async {
         var isReady = false
         var failures = 0
+        var fightsOverOwnName = 0
         for await _ in scheduler.signals.cancelOnGracefulShutdown() {
             let settle = timings.withLock { $0.settle }
             // Files written in place settle; the wait ends early when the last one is closed, and
@@ -131,7 +132,7 @@ public final class SyncService: Service, Sendable {
             if Task.isShuttingDownGracefully { break }
             await waitForQuietFolder()
             guard let request = scheduler.take() else { continue }
-            let failed = await runPass(request)
+            let (failed, impostors) = await runPass(request)
             if !isReady && !Task.isShuttingDownGracefully {
                 isReady = true
                 send("READY=1")
@@ -159,6 +160,19 @@ public final class SyncService: Service, Sendable {
                     pending.storeMayHaveChanged = pending.storeMayHaveChanged || request.storeMayHaveChanged
                     pending.folderChanged = true
                 }
+            }
+            // Files under this device's name signed by another key: another device runs with this
+            // ID, and each would publish over the other's files at every pass, forever (trust on,
+            // neither merges the other's). After the second such pass in a row, passes wait 1, 2,
+            // 4… up to 60 s: the fight slows to a file a minute, and each pass says so again.
+            // (A pass with nothing to do, this process's own store event, changes nothing.)
+            if failed != nil { fightsOverOwnName = impostors.isEmpty ? 0 : fightsOverOwnName + 1 }
+            if fightsOverOwnName > 1 {
+                let delay = Duration.seconds(fightsOverOwnName > 7 ? 60 : 1 << (fightsOverOwnName - 2))
+                logger.warning(
+                    "another device writes files under this device's ID, signed with another key: waiting before publishing over them again",
+                    metadata: ["files": "\(impostors.joined(separator: " "))", "pass.retryIn": "\(delay)"])
+                try? await cancelWhenGracefulShutdown { try await Task.sleep(for: delay) }
             }
         }
     }
@@ -189,16 +203,17 @@ public final class SyncService: Service, Sendable {
 
     /// Runs one merge pass on a thread of its own: it blocks on files and SQLite.
     ///
-    /// - Returns: whether the pass failed (but for a missing shared folder, which is waited for);
-    ///   nil when there was nothing to do.
-    private func runPass(_ request: PassRequest) async -> Bool? {
+    /// - Returns: whether the pass failed (but for a missing shared folder, which is waited for),
+    ///   nil when there was nothing to do; and the files under this device's own name it rejected
+    ///   as signed by another key (another device using this ID).
+    private func runPass(_ request: PassRequest) async -> (failed: Bool?, impostors: [String]) {
         let device = device
         if request.storeMayHaveChanged {
             let token = try? device.store.externalChangeToken()
             let changed = passes.withLock { $0.storeToken == nil || $0.storeToken != token }
             passes.withLock { $0.storeToken = token }
             // Only the store changed, and only by this process: nothing to do.
-            if !changed && !request.folderChanged && !request.rereadAll { return nil }
+            if !changed && !request.folderChanged && !request.rereadAll { return (nil, []) }
         }
         let started = ContinuousClock.now
         // A pass reads the folder by its path: the directory it names now is the one watched.
@@ -232,10 +247,16 @@ public final class SyncService: Service, Sendable {
                 if case EngineError.sharedFolderMissing? = error as? EngineError { statistics.folderMissing = true }
             }
         }
-        guard case .failure(let error) = outcome else { return false }
-        logger.error("merge pass failed: \(error)", metadata: ["folder.path": "\(device.folder.path)"])
-        if case EngineError.sharedFolderMissing? = error as? EngineError { return false }
-        return true
+        switch outcome {
+        case .success(let report):
+            let own = device.device.rawValue
+            let impostors = report.sources.filter { $0.status == .rejected && $0.problemKind == "untrusted" && $0.device == own }
+            return (false, impostors.map(\.name))
+        case .failure(let error):
+            logger.error("merge pass failed: \(error)", metadata: ["folder.path": "\(device.folder.path)"])
+            if case EngineError.sharedFolderMissing? = error as? EngineError { return (false, []) }
+            return (true, [])
+        }
     }
 
     /// Records a pass in the metrics and writes their file.
