@@ -87,7 +87,7 @@ final class DaemonMetrics: Sendable {
     func write() throws(SystemCallError) {
         let temporary = path + ".\(SystemCalls.processID).tmp"
         try? SystemCalls.remove(temporary)
-        let descriptor = try SystemCalls.createExclusively(temporary)
+        let descriptor = try SystemCalls.createExclusively(temporary, exactMode: true)
         do throws(SystemCallError) {
             defer { SystemCalls.close(descriptor) }
             try SystemCalls.writeAll(descriptor, registry.emitToBuffer(), path: temporary)

@@ -126,7 +126,7 @@ final class FirstPublication: @unchecked Sendable {
                 fileDigest: fileDigest)
             do throws(SystemCallError) {
                 try? SystemCalls.remove(file.temporaryPath)
-                try SystemCalls.writeNewFile(file.temporaryPath, bytes)
+                try SystemCalls.writeNewFile(file.temporaryPath, bytes, exactMode: true)
                 written.withLock { $0.parts.append(file) }
             } catch {
                 // The first failure is the one reported, whichever thread meets a second one.

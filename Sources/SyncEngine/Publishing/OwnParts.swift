@@ -359,7 +359,7 @@ private struct PartWriter {
         }
         let path = device.folder.path(of: device.temporaryName(for: part))
         try? SystemCalls.remove(path)
-        try SystemCalls.writeNewFile(path, built.bytes)
+        try SystemCalls.writeNewFile(path, built.bytes, exactMode: true)
         written[part] = WrittenPart(
             part: part, temporaryPath: path, name: part.fileName(for: device.device),
             row: built.row(generation: generation, isPublished: false), fileDigest: built.fileDigest)

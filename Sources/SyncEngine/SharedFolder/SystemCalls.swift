@@ -126,10 +126,23 @@ enum SystemCalls {
         return descriptor
     }
 
-    /// Creates a new file exclusively (`O_CREAT|O_EXCL`), write-only, mode 0644 (or `mode`).
-    static func createExclusively(_ path: String, mode: mode_t = 0o644) throws(SystemCallError) -> Int32 {
+    /// Creates a new file exclusively (`O_CREAT|O_EXCL`), write-only, mode 0644 (or `mode`) less
+    /// the process's umask.
+    ///
+    /// - Parameter exactMode: the file gets `mode` whatever the umask (`fchmod(2)`): for files
+    ///   meant for others (this device's published files, which sync tools carry to other
+    ///   machines with their mode, where another user reads them; the metrics).
+    static func createExclusively(_ path: String, mode: mode_t = 0o644, exactMode: Bool = false) throws(SystemCallError)
+        -> Int32
+    {
         let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode)
         guard descriptor >= 0 else { throw SystemCallError(call: "create", subject: path, errno: errno) }
+        if exactMode, fchmod(descriptor, mode) != 0 {
+            let error = SystemCallError(call: "fchmod", subject: path, errno: errno)
+            close(descriptor)
+            try? remove(path)
+            throw error
+        }
         return descriptor
     }
 
@@ -294,8 +307,10 @@ enum SystemCalls {
 
     /// Creates the file `path` (it must not exist), writes `bytes` and syncs them to disk
     /// (`fdatasync(2)`): the first half of publishing a file atomically.
-    static func writeNewFile(_ path: String, _ bytes: [UInt8], mode: mode_t = 0o644) throws(SystemCallError) {
-        let descriptor = try createExclusively(path, mode: mode)
+    static func writeNewFile(_ path: String, _ bytes: [UInt8], mode: mode_t = 0o644, exactMode: Bool = false)
+        throws(SystemCallError)
+    {
+        let descriptor = try createExclusively(path, mode: mode, exactMode: exactMode)
         defer { close(descriptor) }
         do throws(SystemCallError) {
             try writeAll(descriptor, bytes, path: path)
