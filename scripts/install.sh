@@ -294,7 +294,7 @@ RequiresMountsFor=$shared
 
 [Service]
 ReadWritePaths=
-ReadWritePaths=$shared
+ReadWritePaths=-$shared
 Environment=SYNCD_SHARED=$shared
 EOF
     fi

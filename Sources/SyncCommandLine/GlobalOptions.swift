@@ -61,7 +61,7 @@ public struct LocationOptions: ParsableArguments {
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "A JSON configuration file to use instead of $XDG_CONFIG_HOME/syncd/config.json (else ~/.config/syncd/config.json) and /etc/syncd/config.json.",
+            "A JSON configuration file to use instead of $XDG_CONFIG_HOME/syncd/config.json (else ~/.config/syncd/config.json), such as the system unit's /etc/syncd/config.json.",
             valueName: "file"))
     public var config: String?
 

@@ -18,7 +18,9 @@ struct SyncctlCommand: AsyncParsableCommand {
 
             Settings come from, highest first: options; SYNCD_SHARED, SYNCD_STATE, SYNCD_DEVICE, \
             SYNCD_CONFIG, SYNCD_MAX_FILE_SIZE; the --config file, else $XDG_CONFIG_HOME/syncd/config.json \
-            (or ~/.config/syncd/config.json) then /etc/syncd/config.json ({"shared": ..., "state": ..., "device": ...}).
+            (or ~/.config/syncd/config.json) ({"shared": ..., "state": ..., "device": ...}). The system \
+            syncd.service's /etc/syncd/config.json is read only by --config: \
+            sudo -u syncd syncctl --config /etc/syncd/config.json --state /var/lib/syncd conflicts.
 
             Start with:  syncctl merge --shared ~/Sync/lists --device laptop
             """,

@@ -74,7 +74,7 @@ struct SyncdCommand: AsyncParsableCommand {
             let settings = try await global.settings()
             let daemonSettings = daemonSettings
             let commandLine = global.location.commandLineValues(device: global.device)
-            // The level from --log-level, SYNCD_LOG_LEVEL or "logLevel", as on SIGHUP.
+            // The level from --log-level or the configuration's "logLevel", as on SIGHUP.
             let initial = try await daemonSettings.timingsAndLevel()
             let levels = global.location.bootstrapLogging(defaultLevel: initial.level ?? .notice)
             let logger = Logger(label: "syncd")

@@ -40,6 +40,20 @@ struct MaintainerScriptTests {
         // And enable runs only for a unit installed and enabled before (dh_installsystemd --no-enable):
         // a first installation enables nothing (the throwaway root below shows it)
         #expect(postinst.contains("if deb-systemd-helper debian-installed 'syncd.service'; then"))
+        // And an upgrade restarts the running syncd@NAME instances too, a removal stops them, both
+        // only under a running systemd (debhelper's code covers syncd.service alone)
+        let restart = try #require(postinst.range(of: "systemctl try-restart 'syncd@*.service'"), "\(postinst)")
+        let upgradeGuard = try #require(
+            postinst.range(of: #"if [ "$1" = "configure" ] && [ -n "$2" ] && [ -d /run/systemd/system ]; then"#),
+            "\(postinst)")
+        #expect(upgradeGuard.upperBound < restart.lowerBound)
+        let prerm = try read("prerm")
+        let stop = try #require(prerm.range(of: "systemctl stop 'syncd@*.service'"), "\(prerm)")
+        let removeGuard = try #require(
+            prerm.range(of: #"if [ "$1" = "remove" ] && [ -d /run/systemd/system ]; then"#), "\(prerm)")
+        #expect(removeGuard.upperBound < stop.lowerBound)
+        // And a reload works where the package installs: ExecReload= runs /bin/kill, from procps
+        #expect(try Command.succeed("dpkg-deb", ["-f", package.path, "Depends"]).stdout.contains("procps"))
         // And every maintainer script parses
         for script in ["preinst", "postinst", "prerm", "postrm"] {
             let path = control.appendingPathComponent(script).path

@@ -8,7 +8,8 @@ import SystemPackage
 ///
 /// Precedence, highest first: command-line options; `SYNCD_*` environment variables; the
 /// configuration file named by `--config` (or `SYNCD_CONFIG`), else the user's
-/// `$XDG_CONFIG_HOME/syncd/config.json` and then the system's `/etc/syncd/config.json`;
+/// `$XDG_CONFIG_HOME/syncd/config.json` (the system daemon's `/etc/syncd/config.json` only by
+/// `--config`: its device ID is not a user's);
 /// built-in defaults.
 public struct SyncSettings: Sendable, Hashable {
     /// The shared folder the snapshot files live in.
@@ -270,7 +271,9 @@ public struct SyncSettings: Sendable, Hashable {
         } else if let home = environment["HOME"], !home.isEmpty {
             files.append(ConfigFile(path: home + "/.config/syncd/config.json", isExplicit: false))
         }
-        files.append(ConfigFile(path: "/etc/syncd/config.json", isExplicit: false))
+        // Not /etc/syncd/config.json: that file is the system daemon's (its device ID, its folder),
+        // which it reads by --config. A user's syncctl that took it would publish as a second
+        // device of the same ID from a store of its own.
         return files
     }
 }
