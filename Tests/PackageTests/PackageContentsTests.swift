@@ -129,7 +129,7 @@ struct PackageContentsTests {
         }
     }
 
-    @Test("the packaged syncctl merges a folder with /etc/syncd/config.json.example as it is")
+    @Test("the packaged syncctl refuses /etc/syncd/config.json.example until its device placeholder is replaced, and merges with it then")
     func exampleConfiguration() throws {
         // Given the example configuration, with the folder and store given on the command line
         let package = try BuiltPackage.shared()
@@ -138,15 +138,21 @@ struct PackageContentsTests {
         let shared = scratch.appendingPathComponent("shared")
         try FileManager.default.createDirectory(at: shared, withIntermediateDirectories: true)
         // When the packaged syncctl merges with it, with no Swift toolchain in its environment
-        let merge = try Command.run(
-            package.installed("/usr/bin/syncctl").path,
-            [
-                "merge", "--config", package.installed("/etc/syncd/config.json.example").path, "--shared", shared.path,
-                "--state", scratch.appendingPathComponent("state").path,
-            ],
-            replacingEnvironment: ["PATH": "/usr/bin:/bin", "HOME": scratch.path, "LANG": "C.UTF-8"])
-        // Then it works and publishes the example's device ("nas")
-        #expect(merge.status == 0, "\(merge.stdout)\(merge.stderr)")
+        func merge(_ extra: [String]) throws -> Command {
+            try Command.run(
+                package.installed("/usr/bin/syncctl").path,
+                [
+                    "merge", "--config", package.installed("/etc/syncd/config.json.example").path, "--shared", shared.path,
+                    "--state", scratch.appendingPathComponent("state").path,
+                ] + extra,
+                replacingEnvironment: ["PATH": "/usr/bin:/bin", "HOME": scratch.path, "LANG": "C.UTF-8"])
+        }
+        // Then its placeholder device ID is refused (exit 78), saying what an ID is
+        let refused = try merge([])
+        #expect(refused.status == 78 && refused.stderr.contains("CHANGE-ME"), "\(refused.stdout)\(refused.stderr)")
+        // And with a device ID given, every other key of it is accepted
+        let merged = try merge(["--device", "nas"])
+        #expect(merged.status == 0, "\(merged.stdout)\(merged.stderr)")
         #expect(FileManager.default.fileExists(atPath: shared.appendingPathComponent("nas.json").path))
     }
 

@@ -129,10 +129,17 @@ struct SettingsTests {
                 + #""logLevel": "info", "metricsFile": "off"}"#)
         let settings = try await SyncSettings.resolve(commandLine: Values(config: config), environment: ["HOME": folder.home])
         #expect(settings.sharedFolder == "/s" && settings.maxFileSize == 100)
-        // The example the package installs as /etc/syncd/config.json.example is accepted as it is
+        // The example the package installs as /etc/syncd/config.json.example is refused until its
+        // device placeholder is replaced (copied unchanged, it would give every machine one ID);
+        // every other key in it is accepted
         let example = sources.deletingLastPathComponent().appendingPathComponent("debian/syncd-config/config.json.example")
-        let fromExample = try await SyncSettings.resolve(commandLine: Values(config: example.path), environment: ["HOME": folder.home])
-        #expect(fromExample.sharedFolder == "/srv/syncd/shared")
+        await #expect(throws: SettingsError.self) {
+            try await SyncSettings.resolve(
+                commandLine: Values(shared: "/s", config: example.path), environment: ["HOME": folder.home])
+        }
+        let fromExample = try await SyncSettings.resolve(
+            commandLine: Values(shared: "/s", device: "nas", config: example.path), environment: ["HOME": folder.home])
+        #expect(fromExample.sharedFolder == "/s" && fromExample.device?.rawValue == "nas")
     }
 
     @Test("A number setting may be written as an integer")
