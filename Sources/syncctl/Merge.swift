@@ -114,7 +114,7 @@ func printMergeSummary(_ report: MergeReport, device: SyncDevice) {
         else { continue }
         let source = report.sources[index]
         var line = "  " + padded(source.status.rawValue, 10) + padded(source.name, 32)
-        if let device = source.device { line += " " + device }
+        if let device = source.device, !device.isEmpty { line += " " + device }
         if let role = source.role, role == "copy" { line += " (copy)" }
         if let generation = source.generation { line += ", generation \(generation)" }
         if let records = source.records { line += ", \(records) records" }

@@ -68,8 +68,8 @@ extension SyncctlCommand {
                 signature verifies with their trusted key merge; every other file is rejected as a \
                 whole and reported, and what merged before stays.
 
-                  syncctl trust DEVICE KEY        trust KEY (from `syncctl key` on DEVICE) for DEVICE,
-                                                  replacing the key trusted for it before
+                  syncctl trust DEVICE KEY        trust KEY (from `syncctl key` on DEVICE) for
+                                                  DEVICE, replacing the key trusted before
                   syncctl trust --review          list the keys the folder's files carry, with
                                                   fingerprints, and trust the ones you confirm
                   syncctl trust --review --accept FINGERPRINT ...
