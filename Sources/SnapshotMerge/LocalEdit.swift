@@ -15,6 +15,11 @@ public struct LocalEditOutcome: Hashable, Sendable {
     /// Whether the edit changes nothing: `record` is the current record, and no version is made.
     public var isUnchanged = false
 
+    /// The outcome of an edit that makes no version: `record` stays as it is.
+    public static func unchanged(_ record: ReadOnly.Record) -> Self {
+        LocalEditOutcome(record: record, supersededOwn: [], supersededOthers: [], isUnchanged: true)
+    }
+
     public static func == (lhs: Self, rhs: Self) -> Bool {
         lhs.record == rhs.record && lhs.supersededOwn == rhs.supersededOwn
             && lhs.supersededOthers == rhs.supersededOthers && lhs.resolved?.kept == rhs.resolved?.kept
@@ -36,9 +41,6 @@ public enum LocalEdit {
     /// Puts `fields` as a new version of a record (a new record when `current` is nil).
     ///
     /// - Important: the record keeps its type; `type` is used only for a new record.
-    /// - Returns: an unchanged outcome (no new version) when the record, with no conflict, already
-    ///   holds exactly this content: putting the same fields again (a script run twice, an app saving
-    ///   an unchanged model) makes no version that every device would then merge and publish.
     public static func put(
         id: RecordID, type: String, fields: JSONObject, schemaVersion: Int64,
         current: ReadOnly.Record?, device: DeviceID, now: Timestamp
@@ -56,10 +58,18 @@ public enum LocalEdit {
         content.schemaVersion = schemaVersion
         content.deleted = false
         content.fields = fields
-        if current.conflicts.isEmpty, content.hasSameContent(as: current.version) {
-            return LocalEditOutcome(record: current, supersededOwn: [], supersededOthers: [], isUnchanged: true)
-        }
         return try edit(current, content: content, device: device, now: now)
+    }
+
+    /// Whether putting `fields` with `schemaVersion` on `current` would change nothing a reader
+    /// sees: the record has no conflict, and its current version already holds exactly this
+    /// content. A tool may then make no version at all (``LocalEditOutcome/unchanged(_:)``).
+    public static func putChangesNothing(fields: JSONObject, schemaVersion: Int64, current: ReadOnly.Record) -> Bool {
+        var content = current.version
+        content.schemaVersion = schemaVersion
+        content.deleted = false
+        content.fields = fields
+        return current.conflicts.isEmpty && content.hasSameContent(as: current.version)
     }
 
     /// Deletes a record: a tombstone that carries no fields and keeps unknown keys.

@@ -53,9 +53,14 @@ extension SyncDevice {
             }
             // A new record of a type the schema files declare is of its newest declared version.
             let newest = self.schemas.declaredVersions(of: type).max() ?? 1
+            let schemaVersion = schemaVersion ?? current?.version.schemaVersion ?? newest
+            // The same content again (a script run twice, an app saving an unchanged value): no
+            // version, which every device would merge and publish for nothing.
+            if let current, LocalEdit.putChangesNothing(fields: fields, schemaVersion: schemaVersion, current: current) {
+                return .unchanged(current)
+            }
             return try LocalEdit.put(
-                id: id, type: type, fields: fields,
-                schemaVersion: schemaVersion ?? current?.version.schemaVersion ?? newest,
+                id: id, type: type, fields: fields, schemaVersion: schemaVersion,
                 current: current, device: self.device, now: now)
         }
     }
