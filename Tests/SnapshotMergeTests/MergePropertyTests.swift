@@ -135,6 +135,10 @@ struct MergePropertyTests {
                 #expect(Set(held).count == held.count, "\(id): a version is held twice")
                 // and the whole record is what the contract's text gives, conflicts greatest first
                 #expect(result == ContractReading.merge(versions), "\(id): \(Make.text(result)) != \(Make.text(ContractReading.merge(versions)))")
+                // and the same through both of the merge's paths: a few versions are compared
+                // pairwise, and the same ones repeated past that limit go through the general path
+                let repeated = RecordMerge.merge(Array(repeating: versions, count: 9).joined())
+                #expect(repeated == result, "\(id): \(Make.text(repeated)) != \(Make.text(result))")
             }
         }
     }
