@@ -271,7 +271,8 @@ else
             printf '{"device": %s}\n' "$(json_string "$device")"
         fi | write_file "$config" 0644
     else
-        # The unit's SYNCD_SHARED wins over "shared" here; the key is for syncctl run by hand.
+        # The unit's SYNCD_SHARED wins over "shared" here; the key is for syncctl run by hand
+        # with --config $config (syncctl reads this file only when told).
         printf '{"shared": %s, "device": %s}\n' "$(json_string "${shared:-/srv/syncd/shared}")" \
             "$(json_string "$device")" | write_file "$config" 0644
     fi
@@ -322,7 +323,7 @@ else
 Installed. Next:
   1. Check $config (the device ID is "$device").
   2. Let your sync tool write the shared folder: usermod -aG syncd <sync-tool user>
-     (the folder should be group syncd, mode 2770; syncd's own files are group-readable).
+     (the folder should be group syncd, mode 2770; syncd's published files are 0644).
   3. systemctl daemon-reload
   4. systemctl enable --now syncd.service
      (or, per folder: /etc/syncd/NAME.json and /srv/syncd/NAME, then systemctl enable --now syncd@NAME)

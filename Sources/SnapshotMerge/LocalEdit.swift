@@ -62,9 +62,11 @@ public enum LocalEdit {
     }
 
     /// Whether putting `fields` with `schemaVersion` on `current` would change nothing a reader
-    /// sees: the record has no conflict, and its current version already holds exactly this
-    /// content. A tool may then make no version at all (``LocalEditOutcome/unchanged(_:)``).
+    /// sees: the record has no conflict, its current version has a vector (a legacy version put
+    /// again gets one), and it already holds exactly this content. A tool may then make no version
+    /// at all (``LocalEditOutcome/unchanged(_:)``).
     public static func putChangesNothing(fields: JSONObject, schemaVersion: Int64, current: ReadOnly.Record) -> Bool {
+        guard current.version.hasVector else { return false }
         var content = current.version
         content.schemaVersion = schemaVersion
         content.deleted = false

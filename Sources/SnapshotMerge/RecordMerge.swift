@@ -35,8 +35,13 @@ public enum RecordMerge {
         }
         // The next most common: the others are older versions of one (step 1 drops them all).
         if let newest = dominatingAllOthers(versions) { return ReadOnly.Record(version: newest) }
-        // A few versions (a concurrent edit among a few devices): the same steps, pairwise.
-        if versions.count <= pairwiseLimit { return mergePairwise(versions) }
+        // A few versions of small vectors (a concurrent edit among a few devices): the same steps,
+        // pairwise. Wide vectors take the general path, whose sweep counts its steps.
+        if versions.count <= pairwiseLimit,
+            versions.reduce(0, { $0 + $1.versionVector.entries.count }) <= pairwiseEntryLimit
+        {
+            return mergePairwise(versions)
+        }
         // Step 1's identical vectors and step 2: only the greatest of each vector, and of the vector-less.
         var greatestByVector: [VersionVector: GreatestVersion] = [:]
         greatestByVector.reserveCapacity(versions.count)
@@ -100,6 +105,9 @@ public enum RecordMerge {
     /// comparisons, each linear in the vectors' sizes): for a record in conflict among a few
     /// devices, the general path's hash table and interned tables cost several times the comparing.
     static let pairwiseLimit = 8
+    /// …whose vectors hold this many counts in all at most: the pairwise comparing stays below any
+    /// step limit a merge of files uses (``RecordMergeLimit``), so both paths refuse alike.
+    static let pairwiseEntryLimit = 64
 
     /// Steps 1 to 3 for a few versions, comparing them pairwise; the same record as the general
     /// path (MergePropertyTests merges each generated set both ways).

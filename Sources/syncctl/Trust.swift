@@ -123,27 +123,13 @@ extension SyncctlCommand {
                 // validate() made sure of both.
                 guard let deviceID = device, let key = key.flatMap(PublicKey.init(text:)) else { return }
                 let name = deviceID.rawValue
-                let trusted = try syncDevice.trustedDevices()
-                if key == syncDevice.key.publicKey, deviceID != syncDevice.device {
-                    throw UsageProblem(
-                        message:
-                            "that is this device's own key (\(syncDevice.device)), not \(name)'s: run `syncctl key` on \(name) itself and give the key it prints"
-                    )
-                }
-                if let other = trusted.first(where: { $0.key == key.text && $0.device != name && !$0.isThisDevice }) {
-                    throw UsageProblem(
-                        message:
-                            "that key is trusted for \(other.device) already, and each device has a key of its own: run `syncctl key` on \(name) itself and give the key it prints (if \(other.device) is now called \(name), syncctl untrust \(other.device) first)"
-                    )
-                }
-                if trusted.contains(where: { $0.device == name && $0.key == key.text }) {
-                    if output.json { return try printJSON(trusted) }
-                    return print("\(name) is trusted with this key already (fingerprint \(key.fingerprint)); nothing changed.")
-                }
-                let wasActive = !trusted.isEmpty
+                let wasActive = try !syncDevice.trustedDevices().isEmpty
                 let before = try syncDevice.trust(key, for: deviceID)
                 if output.json { return try printJSON(try syncDevice.trustedDevices()) }
-                if let before, before != key {
+                if before == key {
+                    return print("\(name) is trusted with this key already (fingerprint \(key.fingerprint)); nothing changed.")
+                }
+                if let before {
                     print("Trusting \(name) with key fingerprint \(key.fingerprint) (instead of \(before.fingerprint))")
                 } else {
                     print("Trusting \(name) with key fingerprint \(key.fingerprint)")
@@ -178,26 +164,25 @@ extension SyncctlCommand {
             if !accept.isEmpty {
                 func normalized(_ text: String) -> String { text.lowercased().filter { !$0.isWhitespace } }
                 for wanted in accept {
-                    let matches = keys.filter {
+                    let named = keys.filter {
                         $0.key != nil && (normalized($0.fingerprint ?? "") == normalized(wanted) || $0.key == wanted)
                     }
+                    // Only keys whose files verify (or trusted already) can be meant: a file that
+                    // merely names a key, under another device's name, must not block its owner's.
+                    let matches = named.filter { $0.isTrusted || $0.validlySigned > 0 }
                     guard matches.count == 1, let match = matches.first else {
                         throw UsageProblem(
-                            message: matches.isEmpty
-                                ? "no file in the shared folder carries a key with fingerprint \(wanted); see syncctl trust --review"
-                                : "fingerprint \(wanted) matches several keys (\(matches.map(\.device).joined(separator: ", "))); give the whole key instead"
+                            message: !matches.isEmpty
+                                ? "fingerprint \(wanted) matches several keys (\(matches.map(\.device).joined(separator: ", "))); give the whole key instead"
+                                : named.isEmpty
+                                    ? "no file in the shared folder carries a key with fingerprint \(wanted); see syncctl trust --review"
+                                    : "no signature verifies with the key of fingerprint \(wanted) in the files that carry it (\(named.flatMap(\.files).joined(separator: ", "))): they were changed after signing, or forged. Not trusted"
                         )
                     }
                     if match.isTrusted {
                         // Already done: a script run twice succeeds.
                         if !output.json { print("\(match.device) is trusted with key fingerprint \(match.fingerprint!) already.") }
                         continue
-                    }
-                    guard match.validlySigned > 0 else {
-                        throw UsageProblem(
-                            message:
-                                "no signature verifies with the key of fingerprint \(wanted) in the files that carry it (\(match.files.joined(separator: ", "))): they were changed after signing, or forged. Not trusted"
-                        )
                     }
                     if !chosen.contains(match) { chosen.append(match) }
                 }

@@ -133,10 +133,11 @@ struct SettingsTests {
         // device placeholder is replaced (copied unchanged, it would give every machine one ID);
         // every other key in it is accepted
         let example = sources.deletingLastPathComponent().appendingPathComponent("debian/syncd-config/config.json.example")
-        await #expect(throws: SettingsError.self) {
+        let placeholder = await #expect(throws: SettingsError.self) {
             try await SyncSettings.resolve(
                 commandLine: Values(shared: "/s", config: example.path), environment: ["HOME": folder.home])
         }
+        #expect(placeholder?.description.contains("CHANGE-ME") == true, "\(String(describing: placeholder))")
         let fromExample = try await SyncSettings.resolve(
             commandLine: Values(shared: "/s", device: "nas", config: example.path), environment: ["HOME": folder.home])
         #expect(fromExample.sharedFolder == "/s" && fromExample.device?.rawValue == "nas")

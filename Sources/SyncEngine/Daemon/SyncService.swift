@@ -167,7 +167,7 @@ public final class SyncService: Service, Sendable {
             // 4… up to 60 s: the fight slows to a file a minute, and each pass says so again.
             // (A pass with nothing to do, this process's own store event, changes nothing.)
             if failed != nil { fightsOverOwnName = impostors.isEmpty ? 0 : fightsOverOwnName + 1 }
-            if fightsOverOwnName > 1 {
+            if !impostors.isEmpty, fightsOverOwnName > 1 {
                 let delay = Duration.seconds(fightsOverOwnName > 7 ? 60 : 1 << (fightsOverOwnName - 2))
                 logger.warning(
                     "another device writes files under this device's ID, signed with another key: waiting before publishing over them again",

@@ -201,15 +201,16 @@ public final class SyncDevice: Sendable {
     /// `TrustList.previousOwnKey`).
     public func rotateKey() throws -> (key: DeviceKey, report: MergeReport) {
         try locked {
-            let key = try DeviceKey.rotate(in: settings.stateDirectory)
-            keyBox.withLock { $0 = key }
-            // Every part is written again, signed with the new key, which is recorded at once: a file
-            // under this device's name signed with the old key no longer counts as its own (the old
-            // key may be why it rotates). A crash before this leaves the next pass to find the new key.
-            try store.transaction { session in
-                try session.markPartsUnpublished()
-                try session.setSigningKeyOfParts(key.publicKey.text)
+            // Every part is written again, signed with the new key, which the store records before
+            // it replaces the old one: a file under this device's name signed with the old key no
+            // longer counts as its own (the old key may be why it rotates).
+            let key = try DeviceKey.rotate(in: settings.stateDirectory) { key in
+                try store.transaction { session in
+                    try session.markPartsUnpublished()
+                    try session.setSigningKeyOfParts(key.publicKey.text)
+                }
             }
+            keyBox.withLock { $0 = key }
             return (key, try pass(edit: Optional<(StoreSession, Timestamp) throws -> Void>.none).report)
         }
     }

@@ -137,12 +137,9 @@ enum SystemCalls {
     {
         let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode)
         guard descriptor >= 0 else { throw SystemCallError(call: "create", subject: path, errno: errno) }
-        if exactMode, fchmod(descriptor, mode) != 0 {
-            let error = SystemCallError(call: "fchmod", subject: path, errno: errno)
-            close(descriptor)
-            try? remove(path)
-            throw error
-        }
+        // Best effort: a file system without modes (vfat, exFAT) refuses, and its files are
+        // readable by whoever mounted it anyway.
+        if exactMode { _ = fchmod(descriptor, mode) }
         return descriptor
     }
 

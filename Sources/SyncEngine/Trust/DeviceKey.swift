@@ -55,11 +55,21 @@ public struct DeviceKey: @unchecked Sendable {
 
     /// Replaces the key in `stateDirectory` with a new one (the old one is kept as
     /// `signing.key.old`); the new key.
-    static func rotate(in stateDirectory: String) throws -> DeviceKey {
+    ///
+    /// - Parameter record: called with the new key once it is written, before it replaces the
+    ///   old one (nothing is replaced when it throws): a crash between the two leaves the old key
+    ///   in use, never the new key in use while the store still takes the old one for its own.
+    static func rotate(in stateDirectory: String, record: (DeviceKey) throws -> Void) throws -> DeviceKey {
         let path = stateDirectory + "/" + fileName
         let fresh = path + ".new"
         try? SystemCalls.remove(fresh)
         let key = try write(Curve25519.Signing.PrivateKey(), to: fresh)
+        do {
+            try record(key)
+        } catch {
+            try? SystemCalls.remove(fresh)
+            throw error
+        }
         // The old key keeps a second name, and the new one replaces it in one rename: there is
         // always a signing.key (a process starting meanwhile would make a key of its own).
         try? SystemCalls.remove(path + ".old")

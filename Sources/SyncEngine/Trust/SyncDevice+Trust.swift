@@ -48,8 +48,12 @@ extension SyncDevice {
     /// Trusts `key` for `device` (replacing the key trusted for it, if any), so that its files merge
     /// when signed with it; every file is read again at the next pass.
     ///
-    /// - Returns: the key trusted for `device` before, if any.
-    /// - Throws: ``EngineError/invalidEdit(_:)`` for this device itself (its own key is always trusted).
+    /// - Returns: the key trusted for `device` before, if any (`key` itself when it was trusted
+    ///   already: nothing changes then).
+    /// - Throws: ``EngineError/invalidEdit(_:)`` for this device itself (its own key is always
+    ///   trusted), for this device's own key given as another's, and for a key trusted for another
+    ///   device already: each device has a key of its own, so these are slips (`syncctl key` run on
+    ///   the wrong machine), and trusting them would let one key publish as two devices.
     @discardableResult
     public func trust(_ key: PublicKey, for device: DeviceID) throws -> PublicKey? {
         guard device != self.device else {
@@ -57,9 +61,20 @@ extension SyncDevice {
                 "\(device) is this device: its own key (syncctl key) is always trusted; to change it, use syncctl key --rotate")
         }
         return try locked {
-            try store.transaction { session in
-                let before = try session.trustedKeys()[device]
-                try session.trust(key, for: device, at: clock())
+            guard key != self.key.publicKey else {
+                throw EngineError.invalidEdit(
+                    "that is this device's own key (\(self.device)), not \(device)'s: run `syncctl key` on \(device) itself and give the key it prints"
+                )
+            }
+            return try store.transaction { session in
+                let stored = try session.trustedKeys()
+                if let other = stored.first(where: { $0.value == key && $0.key != device && $0.key != self.device }) {
+                    throw EngineError.invalidEdit(
+                        "that key is trusted for \(other.key) already, and each device has a key of its own: run `syncctl key` on \(device) itself and give the key it prints (if \(other.key) is now called \(device), syncctl untrust \(other.key) first)"
+                    )
+                }
+                let before = stored[device]
+                if before != key { try session.trust(key, for: device, at: clock()) }
                 return before
             }
         }
