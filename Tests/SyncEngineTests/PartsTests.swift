@@ -326,11 +326,17 @@ struct PartsTests {
         }
         #expect(single.count == 16 && single.contains(PartPrefix("3")!))
         let children = Set(PartPrefix("3")!.children)
-        #expect(policy.joinedParent(of: PartPrefix("31")!, leaves: children) { _ in 2 } == PartPrefix("3"))
-        #expect(policy.joinedParent(of: PartPrefix("31")!, leaves: children) { _ in 3 } == nil)
-        #expect(policy.joinedParent(of: PartPrefix("31")!, leaves: children.subtracting([PartPrefix("3F")!])) { _ in 1 } == nil)
-        #expect(policy.joinedParent(of: PartPrefix("31")!, leaves: children) { $0 == PartPrefix("3F") ? nil : 1 } == nil)
-        #expect(policy.joinedParent(of: .whole, leaves: [.whole]) { _ in 0 } == nil)
+        func bytes(_ count: Int) -> PartPolicy.Size { PartPolicy.Size(records: 2, fileBytes: count) }
+        #expect(policy.joinedParent(of: PartPrefix("31")!, leaves: children) { _ in bytes(2) } == PartPrefix("3"))
+        #expect(policy.joinedParent(of: PartPrefix("31")!, leaves: children) { _ in bytes(3) } == nil)
+        #expect(policy.joinedParent(of: PartPrefix("31")!, leaves: children.subtracting([PartPrefix("3F")!])) { _ in bytes(1) } == nil)
+        #expect(policy.joinedParent(of: PartPrefix("31")!, leaves: children) { $0 == PartPrefix("3F") ? nil : bytes(1) } == nil)
+        #expect(policy.joinedParent(of: .whole, leaves: [.whole]) { _ in bytes(0) } == nil)
+        // 16 siblings holding one record in all join, however large it is (it is never split)
+        let lonely = policy.joinedParent(of: PartPrefix("31")!, leaves: children) { part in
+            part == PartPrefix("34") ? PartPolicy.Size(records: 1, fileBytes: 900) : PartPolicy.Size(records: 0, fileBytes: 300)
+        }
+        #expect(lonely == PartPrefix("3"))
     }
 }
 

@@ -383,19 +383,19 @@ private struct PartWriter {
     }
 
     private mutating func parentToJoin(_ leaf: PartPrefix) throws -> PartPrefix? {
-        var siblingBytes: [PartPrefix: Int] = [:]
+        var siblingSizes: [PartPrefix: PartPolicy.Size] = [:]
         if let parent = leaf.parent, device.reasonNotToReplace(files[parent.fileName(for: device.device)]) == nil,
             !parent.children.contains(where: { blocked[$0] != nil })
         {
             for sibling in parent.children where leaves.contains(sibling) {
                 if let file = written[sibling] {
-                    siblingBytes[sibling] = Int(file.row.bytes)
+                    siblingSizes[sibling] = PartPolicy.Size(records: Int(file.row.records), fileBytes: Int(file.row.bytes))
                 } else if let row = kept[sibling] ?? (before[sibling] ?? nil), row.bytes >= 0 {
-                    siblingBytes[sibling] = Int(row.bytes)
+                    siblingSizes[sibling] = PartPolicy.Size(records: Int(row.records), fileBytes: Int(row.bytes))
                 }
             }
         }
-        return policy.joinedParent(of: leaf, leaves: leaves) { siblingBytes[$0] }
+        return policy.joinedParent(of: leaf, leaves: leaves) { siblingSizes[$0] }
     }
 
     /// What the writing gave, for the transaction to record.

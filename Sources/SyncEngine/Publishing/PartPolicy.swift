@@ -64,16 +64,19 @@ public struct PartPolicy: Sendable, Hashable {
     }
 
     /// The parent to join `leaf` and its 15 siblings into, when all 16 are leaves and small
-    /// enough together; nil otherwise.
+    /// enough together, or hold one record at most (which the parent holds unsplit: a layout an
+    /// earlier release split around one large record); nil otherwise.
     ///
-    /// - Parameter size: the file size of a leaf, nil when not known (no join then).
-    public func joinedParent(of leaf: PartPrefix, leaves: Set<PartPrefix>, size: (PartPrefix) -> Int?) -> PartPrefix? {
+    /// - Parameter size: the records of a leaf, nil when not known (no join then).
+    public func joinedParent(of leaf: PartPrefix, leaves: Set<PartPrefix>, size: (PartPrefix) -> Size?) -> PartPrefix? {
         guard let parent = leaf.parent else { return nil }
-        var total = 0
+        var bytes = 0
+        var records = 0
         for sibling in parent.children {
-            guard leaves.contains(sibling), let bytes = size(sibling) else { return nil }
-            total += bytes
+            guard leaves.contains(sibling), let size = size(sibling) else { return nil }
+            bytes += size.fileBytes
+            records += size.records
         }
-        return total < joinBytes ? parent : nil
+        return bytes < joinBytes || records <= 1 ? parent : nil
     }
 }
