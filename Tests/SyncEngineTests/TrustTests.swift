@@ -160,15 +160,21 @@ struct TrustTests {
         #expect(status.trusted.map(\.device) == ["desk", "phone"])
     }
 
-    @Test("what merged from a file before stays when the file turns bad, and untrusting its device stops its later files")
-    func earlierMergesStay() throws {
-        let sandbox = try Sandbox()
-        defer { sandbox.remove() }
+    /// Desk trusting phone, whose file (record 1, "phone 1") desk merged.
+    static func deskTrustingPhone(_ sandbox: Sandbox) throws -> (desk: SyncDevice, phone: TestSigner) {
         let phone = TestSigner()
         let desk = try sandbox.device("desk")
         try desk.trust(phone.publicKey, for: DeviceID("phone")!)
         try sandbox.write("phone.json", phone.file("phone", generation: 1, versions: [Self.note(1, by: "phone")]))
         _ = try desk.merge()
+        return (desk, phone)
+    }
+
+    @Test("what merged from a file before stays when the file turns bad, and untrusting its device stops its later files")
+    func earlierMergesStay() throws {
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        let (desk, phone) = try Self.deskTrustingPhone(sandbox)
         #expect(try desk.record(Wire.id(1))?.version.fields["text"] == .string("phone 1"))
 
         // When phone's file is replaced by an unsigned one holding a later version
@@ -200,11 +206,7 @@ struct TrustTests {
         // Given desk trusting phone, whose file merged
         let sandbox = try Sandbox()
         defer { sandbox.remove() }
-        let phone = TestSigner()
-        let desk = try sandbox.device("desk")
-        try desk.trust(phone.publicKey, for: DeviceID("phone")!)
-        try sandbox.write("phone.json", phone.file("phone", generation: 1, versions: [Self.note(1, by: "phone")]))
-        _ = try desk.merge()
+        let (desk, phone) = try Self.deskTrustingPhone(sandbox)
         #expect(throws: EngineError.self) { try desk.untrust(DeviceID("desk")!) }
 
         // When phone is stolen and untrusted, then the thief and a stranger write files
