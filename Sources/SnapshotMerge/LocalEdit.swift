@@ -54,11 +54,20 @@ public enum LocalEdit {
                 versionVector: VersionVector([device: 1]), fields: fields)
             return LocalEditOutcome(record: ReadOnly.Record(version: version), supersededOwn: [], supersededOthers: [])
         }
-        var content = current.version
+        return try edit(
+            current, content: putContent(fields: fields, schemaVersion: schemaVersion, on: current.version), device: device,
+            now: now)
+    }
+
+    /// The content a put makes of `version`: its type and unknown keys, these fields and schema version.
+    private static func putContent(fields: JSONObject, schemaVersion: Int64, on version: ReadOnly.Version)
+        -> ReadOnly.Version
+    {
+        var content = version
         content.schemaVersion = schemaVersion
         content.deleted = false
         content.fields = fields
-        return try edit(current, content: content, device: device, now: now)
+        return content
     }
 
     /// Whether putting `fields` with `schemaVersion` on `current` would change nothing a reader
@@ -66,12 +75,9 @@ public enum LocalEdit {
     /// again gets one), and it already holds exactly this content. A tool may then make no version
     /// at all (``LocalEditOutcome/unchanged(_:)``).
     public static func putChangesNothing(fields: JSONObject, schemaVersion: Int64, current: ReadOnly.Record) -> Bool {
-        guard current.version.hasVector else { return false }
-        var content = current.version
-        content.schemaVersion = schemaVersion
-        content.deleted = false
-        content.fields = fields
-        return current.conflicts.isEmpty && content.hasSameContent(as: current.version)
+        current.version.hasVector && current.conflicts.isEmpty
+            && putContent(fields: fields, schemaVersion: schemaVersion, on: current.version)
+                .hasSameContent(as: current.version)
     }
 
     /// Deletes a record: a tombstone that carries no fields and keeps unknown keys.

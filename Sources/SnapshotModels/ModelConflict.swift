@@ -47,13 +47,9 @@ extension ModelStore {
     /// - Throws: ``ModelError/changedSinceRead(id:)`` when the record changed since it was read.
     public func resolve<Model: SyncedModel>(_ conflict: ModelConflict<Model>, keeping index: Int) throws {
         try checkUnchanged(conflict)
-        do {
+        try editing(conflict.id) {
             _ = try device.resolve(id: conflict.id, with: .take(index: index), expecting: .tagged(conflict.stored.tag))
-        } catch EngineError.changedSinceSeen {
-            signal.bump()
-            throw ModelError.changedSinceRead(id: conflict.id)
         }
-        signal.bump()
     }
 
     /// Resolves every conflict of the record with new content in this release's shape.
@@ -70,14 +66,10 @@ extension ModelStore {
         }
         try checkUnchanged(conflict)
         conflict.leftoverFields.carry(into: &fields)
-        do {
+        try editing(conflict.id) {
             _ = try device.resolve(
                 id: conflict.id, with: .content(fields: fields, schemaVersion: Model.schemaVersion), expecting: .tagged(conflict.stored.tag))
-        } catch EngineError.changedSinceSeen {
-            signal.bump()
-            throw ModelError.changedSinceRead(id: conflict.id)
         }
-        signal.bump()
     }
 
     private func checkUnchanged<Model: SyncedModel>(_ conflict: ModelConflict<Model>) throws {

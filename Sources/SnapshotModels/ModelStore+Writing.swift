@@ -98,27 +98,34 @@ extension ModelStore {
         var fields = try FieldsCoding.encodeReadably(value, as: Model.self)
         try checkUnchanged(record, allowingForeign: allowingForeign)
         record.leftoverFields.carry(into: &fields)
-        do {
+        try editing(record.id) {
             // Checked again after the put's own merge: a version merged only then is never replaced.
             _ = try device.put(
                 id: record.id, type: Model.typeName, fields: fields, schemaVersion: Model.schemaVersion,
                 expecting: .current(record.stored))
-        } catch EngineError.changedSinceSeen {
-            signal.bump()
-            throw ModelError.changedSinceRead(id: record.id)
         }
-        signal.bump()
         return try readBack(record.id, as: Model.self)
     }
 
     private func remove<Model: SyncedModel>(_ record: ModelRecord<Model>, allowingForeign: Bool) throws {
         try check(Model.self)
         try checkUnchanged(record, allowingForeign: allowingForeign)
-        do {
+        try editing(record.id) {
             _ = try device.delete(id: record.id, schemaVersion: Model.schemaVersion, expecting: .current(record.stored))
+        }
+    }
+
+    /// Runs `edit`, an edit of record `id` that expects the record as it was read, and tells
+    /// observers of what its merge changed either way.
+    ///
+    /// - Throws: ``ModelError/changedSinceRead(id:)`` when that merge brought a change of the record
+    ///   (its merge is kept, the edit not made).
+    func editing(_ id: RecordID, _ edit: () throws -> Void) throws {
+        do {
+            try edit()
         } catch EngineError.changedSinceSeen {
             signal.bump()
-            throw ModelError.changedSinceRead(id: record.id)
+            throw ModelError.changedSinceRead(id: id)
         }
         signal.bump()
     }

@@ -145,17 +145,16 @@ public struct SyncSettings: Sendable, Hashable {
         if !commandLine.schemaFiles.isEmpty {
             settings.schemaFiles = commandLine.schemaFiles
         } else {
-            // A relative path in a configuration file means one beside it: under systemd the
-            // working directory is /, so relative to it the path would name nothing. (Looked up
-            // only then: the files are read again to find which one set the key.)
+            // A relative path in the configuration file means one beside it: under systemd the
+            // working directory is /, so relative to it the path would name nothing.
             let configured = try reader.checkedStringArray("schemas") ?? []
             let base =
-                environment["SYNCD_SCHEMAS"] == nil && configured.contains(where: { !$0.hasPrefix("/") })
-                ? configurationFileHolding("schemas", config: commandLine.config, environment: environment).map {
-                    file -> String in
-                    guard let slash = file.lastIndex(of: "/") else { return "." }
-                    return slash == file.startIndex ? "/" : String(file[..<slash])
-                } : nil
+                environment["SYNCD_SCHEMAS"] == nil
+                ? configurationFile(explicit: commandLine.config ?? environment["SYNCD_CONFIG"], environment: environment)
+                    .map { file -> String in
+                        guard let slash = file.path.lastIndex(of: "/") else { return "." }
+                        return slash == file.path.startIndex ? "/" : String(file.path[..<slash])
+                    } : nil
             settings.schemaFiles = configured.map { path in
                 guard let base, !path.hasPrefix("/") else { return path }
                 return base.hasSuffix("/") ? base + path : base + "/" + path
@@ -164,23 +163,8 @@ public struct SyncSettings: Sendable, Hashable {
         return settings
     }
 
-    /// The first configuration file, in precedence order, that sets `key`.
-    private static func configurationFileHolding(
-        _ key: String, config: String?, environment: [String: String]
-    ) -> String? {
-        for file in configurationFiles(explicit: config ?? environment["SYNCD_CONFIG"], environment: environment) {
-            guard let descriptor = try? SystemCalls.openForReading(file.path) else { continue }
-            defer { SystemCalls.close(descriptor) }
-            guard let bytes = try? SystemCalls.readAll(descriptor, expectedSize: 4096, path: file.path),
-                case .object(let object)? = try? StrictJSON.parse(bytes)
-            else { continue }
-            if let value = object[key], value != .null { return file.path }
-        }
-        return nil
-    }
-
     /// A reader of every configuration source but the command line: `SYNCD_*` variables, then the
-    /// configuration file named by `config` (or `SYNCD_CONFIG`), else the user's and the system's.
+    /// configuration file named by `config` (or `SYNCD_CONFIG`), else the user's.
     ///
     /// Keys: `shared`, `state`, `device`, `maxFileSize`, and the daemon's `settleMilliseconds`,
     /// `rescanIntervalSeconds`, `pollIntervalSeconds`, `alwaysPoll`, `logLevel`.
@@ -191,13 +175,13 @@ public struct SyncSettings: Sendable, Hashable {
             InMemoryProvider(name: "command line", values: commandLine),
             EnvironmentVariablesProvider(environmentVariables: environment).prefixKeys(with: "syncd"),
         ]
-        for path in configurationFiles(explicit: config ?? environment["SYNCD_CONFIG"], environment: environment) {
-            try checkConfigurationFile(path.path)
+        if let file = configurationFile(explicit: config ?? environment["SYNCD_CONFIG"], environment: environment) {
+            try checkConfigurationFile(file.path)
             do {
                 providers.append(
-                    try await FileProvider<JSONSnapshot>(filePath: FilePath(path.path), allowMissing: !path.isExplicit))
+                    try await FileProvider<JSONSnapshot>(filePath: FilePath(file.path), allowMissing: !file.isExplicit))
             } catch {
-                throw SettingsError.unreadableConfiguration(path: path.path, reason: String(describing: error))
+                throw SettingsError.unreadableConfiguration(path: file.path, reason: String(describing: error))
             }
         }
         return ConfigReader(providers: providers)
@@ -263,18 +247,21 @@ public struct SyncSettings: Sendable, Hashable {
         var isExplicit: Bool
     }
 
-    private static func configurationFiles(explicit: String?, environment: [String: String]) -> [ConfigFile] {
-        if let explicit, !explicit.isEmpty { return [ConfigFile(path: explicit, isExplicit: true)] }
-        var files: [ConfigFile] = []
+    /// The configuration file: the one named (`--config`, `SYNCD_CONFIG`), else the user's, nil
+    /// when there is no home to find it in.
+    ///
+    /// Not /etc/syncd/config.json: that file is the system daemon's (its device ID, its folder),
+    /// which it reads by --config. A user's syncctl that took it would publish as a second device of
+    /// the same ID from a store of its own.
+    private static func configurationFile(explicit: String?, environment: [String: String]) -> ConfigFile? {
+        if let explicit, !explicit.isEmpty { return ConfigFile(path: explicit, isExplicit: true) }
         if let xdg = environment["XDG_CONFIG_HOME"], xdg.hasPrefix("/") {
-            files.append(ConfigFile(path: xdg + "/syncd/config.json", isExplicit: false))
-        } else if let home = environment["HOME"], !home.isEmpty {
-            files.append(ConfigFile(path: home + "/.config/syncd/config.json", isExplicit: false))
+            return ConfigFile(path: xdg + "/syncd/config.json", isExplicit: false)
         }
-        // Not /etc/syncd/config.json: that file is the system daemon's (its device ID, its folder),
-        // which it reads by --config. A user's syncctl that took it would publish as a second
-        // device of the same ID from a store of its own.
-        return files
+        if let home = environment["HOME"], !home.isEmpty {
+            return ConfigFile(path: home + "/.config/syncd/config.json", isExplicit: false)
+        }
+        return nil
     }
 }
 
