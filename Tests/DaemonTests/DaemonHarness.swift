@@ -75,9 +75,9 @@ final class Sandbox: @unchecked Sendable {
         process.arguments = arguments
         process.environment = environment ?? self.environment
         let name = path("out/" + UUID().uuidString)
-        FileManager.default.createFile(atPath: name + ".out", contents: nil)
-        FileManager.default.createFile(atPath: name + ".err", contents: nil)
-        FileManager.default.createFile(atPath: name + ".in", contents: Data(stdin.utf8))
+        _ = FileManager.default.createFile(atPath: name + ".out", contents: nil)
+        _ = FileManager.default.createFile(atPath: name + ".err", contents: nil)
+        _ = FileManager.default.createFile(atPath: name + ".in", contents: Data(stdin.utf8))
         process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: name + ".out"))
         process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: name + ".err"))
         process.standardInput = try FileHandle(forReadingFrom: URL(fileURLWithPath: name + ".in"))

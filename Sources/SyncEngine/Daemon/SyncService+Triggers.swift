@@ -121,6 +121,33 @@ extension SyncService {
         }
     }
 
+    /// Says when a merge pass stops moving, and when it moves again (see ``PassStall``).
+    func reportStalledPasses(threshold: Duration) async {
+        var stall = PassStall(threshold: threshold)
+        while !Task.isCancelled {
+            switch stall.observe(device.progress.current, at: .now) {
+            case .stalled(let state, let duration)?:
+                let line = "the merge pass has made no progress for \(duration) (\(state.whereItIs))"
+                logger.warning(
+                    "\(line): a read of the shared folder or the store may hang (an NFS server gone away, a hung FUSE mount, a failing disk); syncd waits for it, and nothing is lost",
+                    metadata: ["folder.path": "\(device.folder.path)", "state.directory": "\(device.settings.stateDirectory)"])
+                passes.withLock { $0.stalled = line }
+                send("STATUS=" + statusLine())
+            case .moving(let duration)?:
+                logger.notice("the merge pass moves again, after \(duration) without progress")
+                passes.withLock { $0.stalled = nil }
+                send("STATUS=" + statusLine())
+            case nil:
+                break
+            }
+            do {
+                try await Task.sleep(for: stall.checkInterval)
+            } catch {
+                return
+            }
+        }
+    }
+
     /// Re-reads the configuration on SIGHUP.
     func reloadOnHangup() async {
         for await _ in await UnixSignalsSequence(trapping: .sighup) {

@@ -39,6 +39,8 @@ public final class SyncService: Service, Sendable {
         var storeToken: Int?
         var folderMissing = false
         var notifyFailed = false
+        /// What a pass that stopped moving was doing (see ``PassStall``).
+        var stalled: String?
     }
 
     /// A service for `device`; `reload` re-reads the configuration on SIGHUP.
@@ -91,6 +93,7 @@ public final class SyncService: Service, Sendable {
                 group.addTask { await self.pingWatchdog(every: interval) }
             }
             group.addTask { await self.reloadOnHangup() }
+            group.addTask { await self.reportStalledPasses(threshold: PassStall.defaultThreshold) }
             group.addTask { await self.followFolderPath(every: Self.folderPathCheckInterval) }
             await runPasses()
             send("STOPPING=1")
@@ -237,6 +240,7 @@ public final class SyncService: Service, Sendable {
         writeMetrics(outcome, took: ContinuousClock.now - started)
         passes.withLock { statistics in
             statistics.count += 1
+            statistics.stalled = nil
             switch outcome {
             case .success(let report):
                 statistics.lastReport = report
@@ -279,6 +283,7 @@ public final class SyncService: Service, Sendable {
     /// A one-line summary for systemd's `STATUS=`.
     func statusLine() -> String {
         passes.withLock { statistics in
+            if let stalled = statistics.stalled { return stalled }
             if statistics.folderMissing { return "shared folder \(device.folder.path) is missing; waiting for it" }
             if let error = statistics.lastError { return "last merge failed: \(error)" }
             guard let report = statistics.lastReport else { return "starting" }

@@ -8,7 +8,7 @@ public final class PassProgress: Sendable {
         case listing, reading, merging, publishing, done
     }
 
-    public struct State: Sendable {
+    public struct State: Sendable, Equatable {
         public var phase = Phase.listing
         /// When the pass started.
         public var started = ContinuousClock.now
