@@ -87,6 +87,32 @@ struct DeviceIdentityTests {
         #expect(try device.status().warnings.contains { $0.contains("went backwards") })
     }
 
+    @Test("This device's own file restored from a backup is warned about until the device publishes that file again, not forever")
+    func ownFileRestoredWarningClears() throws {
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        let device = try sandbox.device()
+        _ = try device.put(id: Wire.id(1), type: "Note", fields: JSONObject(), schemaVersion: nil)
+        let backup = try sandbox.read("desk.json")
+        _ = try device.put(id: Wire.id(2), type: "Note", fields: JSONObject(), schemaVersion: nil)
+        _ = try device.put(id: Wire.id(3), type: "Note", fields: JSONObject(), schemaVersion: nil)
+        // When the first generation comes back (a backup restored over the folder)
+        try sandbox.write("desk.json", backup)
+        let report = try device.merge()
+        // Then the merge and status say so, and the device publishes over it at once
+        #expect(report.warnings.contains { $0.contains("desk.json") && $0.contains("went backwards") })
+        #expect(try device.status().warnings.contains { $0.contains("went backwards") })
+        // And once the device publishes that file again, with nothing restored since, the warning is gone
+        _ = try device.put(id: Wire.id(4), type: "Note", fields: JSONObject(), schemaVersion: nil)
+        _ = try device.merge()
+        let afterPublishing = try device.status().warnings
+        #expect(afterPublishing.isEmpty, "\(afterPublishing)")
+        _ = try device.put(id: Wire.id(5), type: "Note", fields: JSONObject(), schemaVersion: nil)
+        let afterAnother = try device.status().warnings
+        #expect(afterAnother.isEmpty, "\(afterAnother)")
+        #expect(try device.records().count == 5)
+    }
+
     @Test("A file under this device's name with a generation it never wrote is merged and reported as ANOTHER DEVICE")
     func impostor() throws {
         let sandbox = try Sandbox()

@@ -34,10 +34,12 @@ extension SyncDevice {
         }
         let now = clock()
         // Of the files published only: a first merge of a folder of tiny parts has rows by the
-        // hundred thousand.
+        // hundred thousand. And of the files this pass read: a row kept from an earlier pass
+        // carries a warning an earlier publication carried already, and would carry it forever.
         let published = Set(publication.files.map(\.name))
         let warnings = Dictionary(
-            findings.rows.lazy.filter { published.contains($0.name) }.map { ($0.name, $0.lastWarning) },
+            findings.rows.lazy.filter { published.contains($0.name) && !findings.unread.contains($0.name) }
+                .map { ($0.name, $0.lastWarning) },
             uniquingKeysWith: { _, last in last })
         try store.transaction { session in
             try session.markPartsPublished(generation: publication.generation)
@@ -52,8 +54,8 @@ extension SyncDevice {
                 row.generation = publication.generation
                 let previous = try session.source(named: file.name)
                 row.highestGeneration = max(previous?.highestGeneration ?? 0, publication.generation)
-                // A warning about the file this one replaces (another device using this ID) stays
-                // in `status` until the next publication.
+                // A warning about the file this one replaces (another device using this ID, a
+                // restored backup) stays in `status` until this file is published again.
                 row.lastWarning = warnings[file.name] ?? nil
                 row.lastMergedAt = now.milliseconds
                 try session.save(row)
