@@ -77,6 +77,7 @@ public final class SyncService: Service, Sendable {
                 "the shared folder is on \(remote): inotify does not see other machines' changes there, so it is scanned every \(timings.withLock { $0.pollInterval })",
                 metadata: ["folder.path": "\(device.folder.path)", "folder.filesystem": "\(remote)"])
         }
+        if let advice = SyncthingIgnore.advice(forFolder: device.folder.path) { logger.notice("\(advice)") }
         scheduler.request {
             $0.rereadAll = true; $0.storeMayHaveChanged = true
         }

@@ -67,6 +67,8 @@ final class SyncthingInstance: @unchecked Sendable {
             apiKey: apiKey)
         try configuration.xml.write(toFile: home + "/config.xml", atomically: true, encoding: .utf8)
         try FileManager.default.createDirectory(atPath: folder + "/.stfolder", withIntermediateDirectories: true)
+        // As docs/daemon.md tells users: Syncthing leaves syncd's temporary files alone.
+        try "(?d).*.json.*.tmp\n".write(toFile: folder + "/.stignore", atomically: true, encoding: .utf8)
     }
 
     /// Starts `syncthing serve` as a single process (no monitor, no restarts, no upgrades) and
