@@ -232,6 +232,9 @@ struct RecordCommandTests {
         #expect(one["fields"] == .object(CommandFolder.object(#"{"v": "phone one"}"#)) && one["conflicts"] == nil)
         #expect(byTag.stderr.contains("kept the content of phone's version"), "\(byTag)")
         #expect(byTag.stderr.contains("superseded tablet's version") && byTag.stderr.contains("superseded laptop's version"), "\(byTag)")
+        // And the same command run again says the record was resolved already, not that it changed
+        let twice = try workspace.run(["resolve", id, "--seen", current, "--take", phone.tag] + location)
+        #expect(twice.status == 65 && twice.stderr.contains("resolved already") && !twice.stderr.contains("changed as"), "\(twice)")
         // And a tag no version has any more is refused, even one of 8 decimal digits (not a number)
         let gone = try workspace.run(["resolve", Files.id(4).rawValue, "--take", laptop.tag] + location)
         #expect(gone.status == 65 && gone.stderr.contains("no version tagged"), "\(gone)")

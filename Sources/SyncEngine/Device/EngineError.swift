@@ -22,6 +22,8 @@ public enum EngineError: Error, Sendable, CustomStringConvertible {
     case daemonRunning(pid: String, stateDirectory: String)
     /// An edit's or resolution's record changed since the caller saw it; only the merge was kept.
     case changedSinceSeen(id: String)
+    /// A resolution of a record that, once merged, has no conflicts left.
+    case resolvedAlready(id: String)
 
     /// What is wrong with the shared folder at `path`, and what to check.
     static func folderProblem(path: String, reason: String) -> String {
@@ -48,6 +50,8 @@ public enum EngineError: Error, Sendable, CustomStringConvertible {
             "could not publish \(path): \(reason)\(advice.map { " (\($0))" } ?? ""); the merged state is safe in the store and is published at the next merge (syncd tries again by itself)"
         case .changedSinceSeen(let id):
             "record \(id) changed as this command merged the folder (another device's version or resolution arrived): nothing was edited or resolved, so as not to supersede what nobody saw. Look again (syncctl conflicts and get show the record as merged now); to resolve, choose by the version's tag"
+        case .resolvedAlready(let id):
+            "record \(id) has no conflicts now: it was resolved already (by an earlier resolve here, or on another device), so nothing was resolved. syncctl get \(id) shows it as it is"
         case .noSuchRecord(let id):
             "no record with id \(id); see syncctl list --deleted"
         case .invalidEdit(let reason):

@@ -88,9 +88,16 @@ extension SyncDevice {
     public func resolve(id: RecordID, with resolution: Resolution, expecting: EditExpectation? = nil) throws
         -> EditReport
     {
-        try edit(of: id, expecting: expecting) { session, current, now in
-            guard let current else { throw EngineError.noSuchRecord(id.rawValue) }
-            return try LocalEdit.resolve(current: current, with: resolution, device: self.device, now: now)
+        do {
+            return try edit(of: id, expecting: expecting) { session, current, now in
+                guard let current else { throw EngineError.noSuchRecord(id.rawValue) }
+                return try LocalEdit.resolve(current: current, with: resolution, device: self.device, now: now)
+            }
+        } catch EngineError.changedSinceSeen(let changed) {
+            // Not as seen, and nothing left to resolve: resolved already (the same command run
+            // twice, or another device's resolution), which "changed" alone would not tell.
+            guard let now = try? record(id), now.conflicts.isEmpty else { throw EngineError.changedSinceSeen(id: changed) }
+            throw EngineError.resolvedAlready(id: changed)
         }
     }
 
