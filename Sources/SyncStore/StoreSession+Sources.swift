@@ -112,14 +112,33 @@ extension StoreSession {
         if let number { sqlite3_bind_int64(statement, index, number) } else { sqlite3_bind_null(statement, index) }
     }
 
-    /// Marks every source not in `names` as absent from the folder (it is never forgotten).
+    /// Marks every source not in `names` as absent from the folder, or forgets it.
     ///
-    /// - Parameter known: the rows as read at the start of the pass (read again when not given).
-    public func markAbsent(except names: Set<String>, known: [StoredSource]? = nil) throws {
-        for source in try known ?? sources() where source.present && !names.contains(source.name) {
-            // Only rows that change are written: an idle pass writes nothing.
-            try markAbsent(source)
+    /// The rows of every device's own files are kept (a peer's file that comes back is checked
+    /// against its generation), and so are those of any file under this device's name (its next
+    /// generation is above every one seen there). The rows of other files gone from the folder
+    /// (a sync tool's conflict copies, misnamed or unreadable files) are removed: such names come
+    /// and go by the thousand over months, and every pass reads every row (5,000 copies gone made
+    /// an idle pass's reading ten times slower).
+    ///
+    /// - Parameters:
+    ///   - known: the rows as read at the start of the pass (read again when not given).
+    ///   - device: this device's ID; nil keeps every row.
+    public func markAbsent(except names: Set<String>, known: [StoredSource]? = nil, device: String? = nil) throws {
+        for source in try known ?? sources() where !names.contains(source.name) {
+            if let device, source.role != "own", source.device != device {
+                try forget(source)
+            } else if source.present {
+                // Only rows that change are written: an idle pass writes nothing.
+                try markAbsent(source)
+            }
         }
+    }
+
+    /// Removes what is known of a file gone from the folder.
+    private func forget(_ source: StoredSource) throws {
+        try db.cachedStatement(sql: "DELETE FROM source WHERE name = ?").execute(arguments: [source.name])
+        try db.cachedStatement(sql: "DELETE FROM mergedElement WHERE source = ?").execute(arguments: [source.name])
     }
 
     /// Marks the sources `names` as absent from the folder (this device removed them).

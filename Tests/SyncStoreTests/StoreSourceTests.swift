@@ -95,6 +95,32 @@ struct StoreSourceTests {
         #expect(rows.map(\.present) == [false, true, false])
     }
 
+    @Test("markAbsent given this device forgets the rows of peers' copies and unreadable files gone from the folder, and keeps every own file's and this device's copies'")
+    func markAbsentForgetsCopies() throws {
+        let store = try SyncStore()
+        try store.transaction { session in
+            for (index, (name, device)) in [
+                ("phone.json", "phone"), ("phone.sync-conflict-1.json", "phone"), ("phone.sync-conflict-2.json", "phone"),
+                ("desk.json", "desk"), ("desk (1).json", "desk"), ("notes.json", nil),
+            ].enumerated() {
+                try session.save(Sample.source(name, inode: Int64(index), device: device, generation: 9))
+                try session.saveMergedElements([UInt8](repeating: 1, count: 16), of: name)
+            }
+            // (a copy gone before this release, its row absent already)
+            try session.markAbsent(["phone.sync-conflict-2.json"])
+            try session.markAbsent(except: ["phone.sync-conflict-1.json"], device: "desk")
+        }
+        let rows = try store.reading { try $0.sources() }
+        #expect(rows.map(\.name) == ["desk (1).json", "desk.json", "phone.json", "phone.sync-conflict-1.json"])
+        #expect(rows.map(\.present) == [false, false, false, true])
+        #expect(try store.reading { try $0.highestGeneration(seenFrom: "desk") } == 9)
+        var forgotten = 0
+        try store.reading { session in
+            for name in ["phone.sync-conflict-2.json", "notes.json"] { try session.forEachMergedElement(of: name) { _ in forgotten += 1 } }
+        }
+        #expect(forgotten == 0)
+    }
+
     @Test("Files written: recorded, found by part and generation, the highest of all, forgotten by generation")
     func filesWritten() throws {
         let store = try SyncStore()

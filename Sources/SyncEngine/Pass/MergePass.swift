@@ -229,7 +229,7 @@ extension SyncDevice {
                 }
             }
             try saveFound()
-            try session.markAbsent(except: findings.presentNames, known: Array(scan.known.values))
+            try session.markAbsent(except: findings.presentNames, known: Array(scan.known.values), device: device.rawValue)
             let edited = try edit?(session, now)
             findings.report.conflicts = try session.recordsInConflictKept()
             return (try planPublication(session, findings: findings, now: now, first: first?.finish()), edited)
