@@ -123,7 +123,7 @@ extension ModelStore {
     func editing(_ id: RecordID, _ edit: () throws -> Void) throws {
         do {
             try edit()
-        } catch EngineError.changedSinceSeen, EngineError.resolvedAlready {
+        } catch EngineError.changedSinceSeen, EngineError.resolvedAlready, EngineError.notAsSeen {
             signal.bump()
             throw ModelError.changedSinceRead(id: id)
         }

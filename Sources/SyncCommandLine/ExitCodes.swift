@@ -51,7 +51,7 @@ private func exitCode(for error: EngineError) -> ExitCode {
     case .noDevice, .deviceMismatch: SyncctlExit.configuration
     case .publishFailed: SyncctlExit.ioError
     case .noSuchRecord: SyncctlExit.notFound
-    case .invalidEdit, .changedSinceSeen, .resolvedAlready: SyncctlExit.dataError
+    case .invalidEdit, .changedSinceSeen, .resolvedAlready, .notAsSeen: SyncctlExit.dataError
     case .daemonRunning: SyncctlExit.busy
     }
 }

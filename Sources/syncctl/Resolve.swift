@@ -93,7 +93,13 @@ extension SyncctlCommand {
                     let current = try device.record(id)?.version.schemaVersion ?? 1
                     resolution = .content(fields: object, schemaVersion: schemaVersion ?? current)
                 }
-                printEditReport(try device.resolve(id: id, with: resolution, expecting: expecting), json: output.json)
+                do {
+                    printEditReport(try device.resolve(id: id, with: resolution, expecting: expecting), json: output.json)
+                } catch EngineError.changedSinceSeen(let changed) where seen != nil {
+                    // The tag given is not the record's: say which it is now (a typo is as likely as an arrival).
+                    guard let now = try device.record(id) else { throw EngineError.changedSinceSeen(id: changed) }
+                    throw EngineError.notAsSeen(id: changed, seen: seen!.lowercased(), now: now.tag)
+                }
             }
         }
     }

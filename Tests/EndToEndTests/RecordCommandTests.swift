@@ -222,7 +222,7 @@ struct RecordCommandTests {
         // And with the record's tag as first seen (as when syncd merged tablet's version before
         // resolve started), even phone's version by its tag is not taken: tablet's was never seen
         let stale = try workspace.run(["resolve", id, "--seen", recordTag, "--take", phone.tag] + location)
-        #expect(stale.status == 65 && stale.stderr.contains("changed as this command merged"), "\(stale)")
+        #expect(stale.status == 65 && stale.stderr.contains("not as seen: its tag is") && stale.stderr.contains("not \(recordTag)"), "\(stale)")
         // And with the tag seen now, phone's content is kept, what was kept and superseded named
         let current = try #require(
             again.stdout.split(separator: "\n").first { $0.hasPrefix(id) }?.split(separator: " ").last.map(String.init))

@@ -24,6 +24,8 @@ public enum EngineError: Error, Sendable, CustomStringConvertible {
     case changedSinceSeen(id: String)
     /// A resolution of a record that, once merged, has no conflicts left.
     case resolvedAlready(id: String)
+    /// A resolution of a record whose tag, once merged, is not the one the person gave as seen.
+    case notAsSeen(id: String, seen: String, now: String)
 
     /// What is wrong with the shared folder at `path`, and what to check.
     static func folderProblem(path: String, reason: String) -> String {
@@ -52,6 +54,8 @@ public enum EngineError: Error, Sendable, CustomStringConvertible {
             "record \(id) changed as this command merged the folder (another device's version or resolution arrived): nothing was edited or resolved, so as not to supersede what nobody saw. Look again (syncctl conflicts and get show the record as merged now); to resolve, choose by the version's tag"
         case .resolvedAlready(let id):
             "record \(id) has no conflicts now: it was resolved already (by an earlier resolve here, or on another device), so nothing was resolved. syncctl get \(id) shows it as it is"
+        case .notAsSeen(let id, let seen, let now):
+            "record \(id) is not as seen: its tag is \(now) now, not \(seen) (another device's version or resolution arrived since, or the tag is mistyped): nothing was resolved, so as not to supersede what nobody saw. Look again with syncctl conflicts, which shows the record as it is and the --seen tag to give"
         case .noSuchRecord(let id):
             "no record with id \(id); see syncctl list --deleted"
         case .invalidEdit(let reason):
