@@ -40,6 +40,10 @@ public final class SyncStore: Sendable {
         try self.init(path: path, busyTimeout: 30, waiting: waiting)
     }
 
+    /// The size the WAL is cut back to after a checkpoint: that of SQLite's automatic checkpoints
+    /// (1,000 pages of 16 KiB).
+    static let walSizeLimit = 16 << 20
+
     /// Opens the store at `path`, waiting up to `busyTimeout` seconds for another connection's
     /// lock (tests use a short one).
     init(path: String, busyTimeout: Double, waiting: (() -> Void)? = nil) throws {
@@ -52,6 +56,10 @@ public final class SyncStore: Sendable {
             // few hundred bytes per record, written in passes of up to every record; larger
             // pages mean a quarter of the writes (each page goes to the WAL, then to the file).
             try db.execute(sql: "PRAGMA page_size = 16384")
+            // A large transaction (a peer's thousands of changes) grows the WAL to its size, and
+            // SQLite keeps the file that large while any connection is open: syncd's, for months.
+            // Once checkpointed, it is cut back to the size of the usual checkpoints instead.
+            try db.execute(sql: "PRAGMA journal_size_limit = \(Self.walSizeLimit)")
         }
         let opening = try OpeningLock(databasePath: path, waiting: waiting)
         writer = try DatabasePool(path: path, configuration: configuration)

@@ -60,6 +60,37 @@ struct FillingEmptyStoreTests {
         #expect(writerModes.0 == "wal" && writerModes.1 == 1)
     }
 
+    @Test("a WAL grown by a large transaction is cut back to the usual checkpoints' size once checkpointed, while the store stays open")
+    func walCutBack() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.path("store.sqlite")
+        let store = try SyncStore(path: path)
+        try Self.fill(store, count: 10)  // (not empty: the next transactions go through the WAL)
+        // When one transaction writes far more than the limit
+        try store.transaction { session in
+            let inserts = try session.newRecords(at: Sample.now)
+            for i in 10..<60_000 {
+                let record = ReadOnly.Record(version: Sample.version(Sample.id(i), fields: #"{"n": \#(i), "text": "\#(String(repeating: "x", count: 300))"}"#))
+                try inserts.insert(record, as: StoredLine(of: record))
+            }
+            try inserts.flush()
+        }
+        let grown = Self.fileSize(path + "-wal")
+        #expect(grown > SyncStore.walSizeLimit, "the WAL grew to \(grown) bytes only")
+        // Then, after the next small transactions (the first checkpoints the WAL, one after it
+        // starts it again from the beginning), the file is cut back
+        for i in 0..<3 {
+            try store.transaction { session in
+                let record = ReadOnly.Record(version: Sample.version(Sample.id(70_000 + i), fields: #"{"n": 1}"#))
+                _ = try session.save(record, at: Sample.now, isNew: true)
+            }
+        }
+        let after = Self.fileSize(path + "-wal")
+        #expect(after <= SyncStore.walSizeLimit, "the WAL is \(after) bytes")
+        #expect(try store.reading { try $0.counts().live } == 60_003)
+    }
+
     @Test("with the store open in another connection, the transaction runs in WAL mode, with the same result")
     func walWhenShared() throws {
         let directory = try TemporaryDirectory()
