@@ -23,7 +23,9 @@ extension SyncctlCommand {
                 when resolve started. When the record changed (a version or another device's \
                 resolution arrived), it keeps the merge, resolves nothing and exits 65: a version \
                 nobody saw would be superseded, and a number could name another version than the \
-                one shown. Look again with syncctl conflicts. With syncd running, versions arrive \
+                one shown. Look again with syncctl conflicts. It also says so, exit 65, when the \
+                record has no conflicts left (resolved already, or superseded), and when its tag \
+                is not the --seen one (naming its tag now). With syncd running, versions arrive \
                 at any time: give --seen, as the hint of syncctl conflicts does. What was kept and \
                 what was superseded is noted on standard error.
 

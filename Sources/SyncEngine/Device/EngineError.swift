@@ -22,7 +22,8 @@ public enum EngineError: Error, Sendable, CustomStringConvertible {
     case daemonRunning(pid: String, stateDirectory: String)
     /// An edit's or resolution's record changed since the caller saw it; only the merge was kept.
     case changedSinceSeen(id: String)
-    /// A resolution of a record that, once merged, has no conflicts left.
+    /// A resolution of a record that, once merged, has no conflicts left (resolved or superseded
+    /// meanwhile, or never in conflict).
     case resolvedAlready(id: String)
     /// A resolution of a record whose tag, once merged, is not the one the person gave as seen.
     case notAsSeen(id: String, seen: String, now: String)
@@ -53,7 +54,7 @@ public enum EngineError: Error, Sendable, CustomStringConvertible {
         case .changedSinceSeen(let id):
             "record \(id) changed as this command merged the folder (another device's version or resolution arrived): nothing was edited or resolved, so as not to supersede what nobody saw. Look again (syncctl conflicts and get show the record as merged now); to resolve, choose by the version's tag"
         case .resolvedAlready(let id):
-            "record \(id) has no conflicts now: it was resolved already (by an earlier resolve here, or on another device), so nothing was resolved. syncctl get \(id) shows it as it is"
+            "record \(id) has no conflicts now (resolved already, here or on another device, or superseded by another device's edit): nothing was resolved. syncctl get \(id) shows it as it is"
         case .notAsSeen(let id, let seen, let now):
             "record \(id) is not as seen: its tag is \(now) now, not \(seen) (another device's version or resolution arrived since, or the tag is mistyped): nothing was resolved, so as not to supersede what nobody saw. Look again with syncctl conflicts, which shows the record as it is and the --seen tag to give"
         case .noSuchRecord(let id):

@@ -85,6 +85,9 @@ extension SyncDevice {
     /// - Parameter expecting: the record as the person choosing saw it (``EditExpectation/tagged(_:)``,
     ///   or ``EditExpectation/absent``): a resolution would otherwise supersede a version nobody saw,
     ///   and a choice by number could keep a version nobody chose. Nil: no check.
+    /// - Throws: ``EngineError/resolvedAlready(id:)`` when the record, not as expected, has no
+    ///   conflicts left after the merge; ``EngineError/changedSinceSeen(id:)`` when it is not as
+    ///   expected otherwise (the merge is kept either way, nothing is resolved).
     public func resolve(id: RecordID, with resolution: Resolution, expecting: EditExpectation? = nil) throws
         -> EditReport
     {
