@@ -24,6 +24,22 @@ struct SyncthingIgnoreTests {
         #expect(SyncthingIgnore.advice(forFolder: sandbox.shared) != nil)
     }
 
+    @Test("a folder inside a Syncthing folder is advised about the .stignore at Syncthing's root, where a rooted pattern does not reach it")
+    func nested() throws {
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        let lists = sandbox.shared + "/lists"
+        try FileManager.default.createDirectory(atPath: lists, withIntermediateDirectories: false)
+        try FileManager.default.createDirectory(atPath: sandbox.shared + "/.stfolder", withIntermediateDirectories: false)
+        let advice = try #require(SyncthingIgnore.advice(forFolder: lists))
+        #expect(advice.contains(sandbox.shared + "/.stignore") && !advice.contains(lists + "/.stignore"), "\(advice)")
+        try "/.*.json.*.tmp\n".write(toFile: sandbox.shared + "/.stignore", atomically: true, encoding: .utf8)
+        #expect(SyncthingIgnore.advice(forFolder: lists) != nil, "a rooted pattern matches at the root only")
+        #expect(SyncthingIgnore.advice(forFolder: sandbox.shared) == nil)
+        try "(?d).*.json.*.tmp\n".write(toFile: sandbox.shared + "/.stignore", atomically: true, encoding: .utf8)
+        #expect(SyncthingIgnore.advice(forFolder: lists) == nil)
+    }
+
     @Test("a .stignore holding the line (with flags in any order, or a wider one), or including another file, needs no advice")
     func alreadyIgnored() throws {
         let sandbox = try Sandbox()

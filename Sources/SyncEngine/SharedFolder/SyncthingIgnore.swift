@@ -12,27 +12,42 @@ public enum SyncthingIgnore {
     /// `.tmp` (`(?d)`: Syncthing may delete such a file when it removes a directory holding it).
     public static let recommendedLine = "(?d).*.json.*.tmp"
 
-    /// Advice for a person when the folder at `path` is shared by Syncthing (it holds Syncthing's
-    /// `.stfolder` marker) and its `.stignore` does not hold a line that ignores syncd's temporary
-    /// files; nil otherwise. An `.stignore` that includes another file (`#include`) is taken to
-    /// know what it does.
+    /// Advice for a person when the folder at `path` is in a folder Syncthing shares (it, or a
+    /// directory above it, holds Syncthing's `.stfolder` marker: Syncthing reads `.stignore`
+    /// there only) and that `.stignore` does not hold a line ignoring syncd's temporary files;
+    /// nil otherwise. An `.stignore` that includes another file (`#include`) is taken to know
+    /// what it does.
     public static func advice(forFolder path: String) -> String? {
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: path + "/.stfolder", isDirectory: &isDirectory) else { return nil }
-        let ignoreFile = path + "/.stignore"
+        guard let root = syncthingRoot(of: path) else { return nil }
+        let ignoreFile = (root == "/" ? "" : root) + "/.stignore"
         let text = (try? String(contentsOfFile: ignoreFile, encoding: .utf8)) ?? ""
         for line in text.split(whereSeparator: \.isNewline) {
             var pattern = line.trimmingCharacters(in: .whitespaces)
             if pattern.hasPrefix("#include") { return nil }
             // Flags may come in any order before the pattern: (?d), (?i).
             while pattern.hasPrefix("(?d)") || pattern.hasPrefix("(?i)") { pattern.removeFirst(4) }
-            if ignoringPatterns.contains(pattern) { return nil }
+            // A pattern starting with "/" matches at the root of Syncthing's folder only.
+            if pattern.hasPrefix("/") && root != path { continue }
+            if ignoringPatterns.contains(pattern.hasPrefix("/") ? String(pattern.dropFirst()) : pattern) { return nil }
         }
-        return "the shared folder is a Syncthing folder: add the line \(recommendedLine) to \(ignoreFile) on every device sharing it, "
+        return "the shared folder is in a folder Syncthing shares: add the line \(recommendedLine) to \(ignoreFile) on every device sharing it, "
             + "so that Syncthing does not pick up syncd's temporary files while they are written (its peers would fail to pull them, "
             + "keep partial copies for a day and show failed items)"
     }
 
+    /// The nearest directory, `path` or one above it, that holds Syncthing's `.stfolder` marker.
+    static func syncthingRoot(of path: String) -> String? {
+        var directory = URL(fileURLWithPath: path).standardizedFileURL
+        while true {
+            if FileManager.default.fileExists(atPath: directory.appendingPathComponent(".stfolder").path) {
+                return directory.path
+            }
+            let parent = directory.deletingLastPathComponent()
+            guard parent.path != directory.path else { return nil }
+            directory = parent
+        }
+    }
+
     /// Lines that ignore every temporary name of syncd's (without flags).
-    static let ignoringPatterns: Set<String> = [".*.json.*.tmp", ".*.tmp", "*.tmp", ".*", "/.*.json.*.tmp", "/.*.tmp", "/.*"]
+    static let ignoringPatterns: Set<String> = [".*.json.*.tmp", ".*.tmp", "*.tmp", ".*"]
 }
