@@ -5,11 +5,12 @@ import Testing
 @Suite("when syncd says a merge pass has stopped moving")
 struct PassStallTests {
     let threshold = Duration.seconds(300)
-    let start = ContinuousClock.now
+    let start = SuspendingClock.now
+    let passStarted = ContinuousClock.now
 
     func state(_ phase: PassProgress.Phase, filesRead: Int = 0, groupsDone: Int = 0) -> PassProgress.State {
         var state = PassProgress.State(phase: phase)
-        state.started = start
+        state.started = passStarted
         state.filesToRead = 10
         state.filesRead = filesRead
         state.groupsDone = groupsDone
@@ -49,8 +50,9 @@ struct PassStallTests {
         #expect(stall.observe(done, at: start + .seconds(9000)) == nil)
     }
 
-    @Test("where the pass is, in words")
+    @Test("where the pass is, and for how long, in words")
     func whereItIs() {
+        #expect(Duration.seconds(300).wholeSeconds == "300 s" && Duration.milliseconds(300_400).wholeSeconds == "300 s")
         #expect(state(.merging, filesRead: 3).whereItIs == "merging, 3 of 10 file(s) read")
         #expect(state(.listing).whereItIs == "listing the shared folder")
     }

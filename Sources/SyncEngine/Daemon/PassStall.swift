@@ -3,17 +3,20 @@
 /// system, or a disk that stopped answering.
 ///
 /// The watchdog cannot: it proves the daemon's loop alive, and the pass runs on a thread of its
-/// own. Killing syncd would not help either, since a process in such a read cannot even be killed
-/// until it returns, and a new one would hang on the same folder; so the daemon says so instead
-/// (log and `systemctl status`), once per stall, and again when the pass moves on.
+/// own. Restarting syncd would not help either: a new process would hang on the same folder (and
+/// on some file systems a process in such a read cannot be killed until it returns). So the
+/// daemon says so instead (log and `systemctl status`), once per stall, and again when the pass
+/// moves on.
 ///
 /// Progress is what the pass reports in ``PassProgress``: its phase, the files read, the groups of
 /// ids merged, the versions merged. A state unchanged for ``threshold`` while a pass runs is a stall.
+/// Only a pass is watched: a hang in what the daemon does between passes (its check of the folder's
+/// path, of the store before a pass) is not seen here.
 struct PassStall {
     /// How long a running pass may report no progress before it counts as stalled.
     let threshold: Duration
     /// The last state seen while a pass ran, and since when it has been the same.
-    private var last: (state: PassProgress.State, since: ContinuousClock.Instant)?
+    private var last: (state: PassProgress.State, since: SuspendingClock.Instant)?
     /// Whether the current stall was reported.
     private var reported = false
 
@@ -28,8 +31,9 @@ struct PassStall {
         self.threshold = threshold
     }
 
-    /// Looks at the pass's progress at `now`; what to report, if anything.
-    mutating func observe(_ state: PassProgress.State, at now: ContinuousClock.Instant) -> Event? {
+    /// Looks at the pass's progress at `now`; what to report, if anything. (On the clock that
+    /// stops while the machine sleeps: a laptop suspended mid-pass has not stalled.)
+    mutating func observe(_ state: PassProgress.State, at now: SuspendingClock.Instant) -> Event? {
         guard let last, last.state == state else {
             let stuckFor = last.map { now - $0.since }
             let wasReported = reported
@@ -51,6 +55,11 @@ struct PassStall {
     /// files on a slow NFS server, a commit of a first merge's gigabytes), short enough that a
     /// person looking at `systemctl status` learns of a hung mount the same morning.
     static let defaultThreshold = Duration.seconds(300)
+}
+
+extension Duration {
+    /// Whole seconds, for a person: "300 s".
+    var wholeSeconds: String { "\(components.seconds) s" }
 }
 
 extension PassProgress.State {

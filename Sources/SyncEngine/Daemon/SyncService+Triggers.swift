@@ -125,16 +125,16 @@ extension SyncService {
     func reportStalledPasses(threshold: Duration) async {
         var stall = PassStall(threshold: threshold)
         while !Task.isCancelled {
-            switch stall.observe(device.progress.current, at: .now) {
+            switch stall.observe(device.progress.current, at: SuspendingClock.now) {
             case .stalled(let state, let duration)?:
-                let line = "the merge pass has made no progress for \(duration) (\(state.whereItIs))"
+                let line = "the merge pass has made no progress for \(duration.wholeSeconds) (\(state.whereItIs))"
                 logger.warning(
-                    "\(line): a read of the shared folder or the store may hang (an NFS server gone away, a hung FUSE mount, a failing disk); syncd waits for it, and nothing is lost",
+                    "\(line): a read of the shared folder or the store may hang (an NFS server gone away, a hung FUSE mount, a failing disk); syncd waits for it, and nothing is lost (a restart would hang on the same folder)",
                     metadata: ["folder.path": "\(device.folder.path)", "state.directory": "\(device.settings.stateDirectory)"])
                 passes.withLock { $0.stalled = line }
                 send("STATUS=" + statusLine())
             case .moving(let duration)?:
-                logger.notice("the merge pass moves again, after \(duration) without progress")
+                logger.notice("the merge pass moves again, after \(duration.wholeSeconds) without progress")
                 passes.withLock { $0.stalled = nil }
                 send("STATUS=" + statusLine())
             case nil:
