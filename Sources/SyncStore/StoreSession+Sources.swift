@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import GRDBSQLite
+import SnapshotFormat
 
 extension StoreSession {
     // MARK: Sources
@@ -114,19 +115,19 @@ extension StoreSession {
 
     /// Marks every source not in `names` as absent from the folder, or forgets it.
     ///
-    /// The rows of every device's own files are kept (a peer's file that comes back is checked
-    /// against its generation), and so are those of any file under this device's name (its next
-    /// generation is above every one seen there). The rows of other files gone from the folder
-    /// (a sync tool's conflict copies, misnamed or unreadable files) are removed: such names come
-    /// and go by the thousand over months, and every pass reads every row (5,000 copies gone made
-    /// an idle pass's reading ten times slower).
+    /// A sync tool's copy of another device's file (`phone.sync-conflict-….json`, `phone (1).json`)
+    /// gone from the folder is forgotten: such names are new each time, come and go by the
+    /// thousand over months, and every pass reads every row (5,000 copies gone made an idle pass's
+    /// reading ten times slower). Every other row is kept, marked absent: a device's own files and
+    /// other names come back, and a generation lower than one read at the same name is reported;
+    /// and a file under this device's name bounds its next generation.
     ///
     /// - Parameters:
     ///   - known: the rows as read at the start of the pass (read again when not given).
     ///   - device: this device's ID; nil keeps every row.
     public func markAbsent(except names: Set<String>, known: [StoredSource]? = nil, device: String? = nil) throws {
         for source in try known ?? sources() where !names.contains(source.name) {
-            if let device, source.role != "own", source.device != device {
+            if let device, source.role != "own", source.device != device, SourceFileName.looksLikeCopy(source.name) {
                 try forget(source)
             } else if source.present {
                 // Only rows that change are written: an idle pass writes nothing.

@@ -113,6 +113,28 @@ struct DeviceIdentityTests {
         #expect(try device.records().count == 5)
     }
 
+    @Test("A sync tool's copy of a peer's file, once gone from the folder, is forgotten; a peer's own file gone is kept as absent; their records stay")
+    func copiesGoneAreForgotten() throws {
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        try sandbox.write("phone.json", Wire.snapshot("phone", generation: 2, versions: [Wire.version(1, by: "phone")]))
+        let copy = "phone.sync-conflict-20261122-101010-ABCDEFG.json"
+        try sandbox.write(copy, Wire.snapshot("phone", generation: 1, versions: [Wire.version(2, by: "phone")]))
+        let device = try sandbox.device()
+        _ = try device.merge()
+        #expect(Set(try device.status().sources.map(\.name)).isSuperset(of: ["phone.json", copy]))
+        // When the sync tool removes its copy, and later the peer's file goes too
+        try FileManager.default.removeItem(atPath: sandbox.shared + "/" + copy)
+        _ = try device.merge()
+        try FileManager.default.removeItem(atPath: sandbox.shared + "/phone.json")
+        _ = try device.merge()
+        // Then the copy is no longer known, the peer's file is known as absent, and nothing merged is lost
+        let sources = try device.status().sources
+        #expect(!sources.contains { $0.name == copy }, "\(sources.map(\.name))")
+        #expect(sources.first { $0.name == "phone.json" }?.present == false)
+        #expect(try device.records().map(\.id) == [Wire.id(1), Wire.id(2)])
+    }
+
     @Test("A file under this device's name with a generation it never wrote is merged and reported as ANOTHER DEVICE")
     func impostor() throws {
         let sandbox = try Sandbox()
