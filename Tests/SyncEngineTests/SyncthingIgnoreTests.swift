@@ -36,6 +36,7 @@ struct SyncthingIgnoreTests {
         try "/.*.json.*.tmp\n".write(toFile: sandbox.shared + "/.stignore", atomically: true, encoding: .utf8)
         #expect(SyncthingIgnore.advice(forFolder: lists) != nil, "a rooted pattern matches at the root only")
         #expect(SyncthingIgnore.advice(forFolder: sandbox.shared) == nil)
+        #expect(SyncthingIgnore.advice(forFolder: lists + "/..") == nil, "the root, however it is spelled")
         try "(?d).*.json.*.tmp\n".write(toFile: sandbox.shared + "/.stignore", atomically: true, encoding: .utf8)
         #expect(SyncthingIgnore.advice(forFolder: lists) == nil)
     }

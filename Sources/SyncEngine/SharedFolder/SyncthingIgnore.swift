@@ -18,7 +18,8 @@ public enum SyncthingIgnore {
     /// nil otherwise. An `.stignore` that includes another file (`#include`) is taken to know
     /// what it does.
     public static func advice(forFolder path: String) -> String? {
-        guard let root = syncthingRoot(of: path) else { return nil }
+        let folder = URL(fileURLWithPath: path).standardizedFileURL.path
+        guard let root = syncthingRoot(of: folder) else { return nil }
         let ignoreFile = (root == "/" ? "" : root) + "/.stignore"
         let text = (try? String(contentsOfFile: ignoreFile, encoding: .utf8)) ?? ""
         for line in text.split(whereSeparator: \.isNewline) {
@@ -27,7 +28,7 @@ public enum SyncthingIgnore {
             // Flags may come in any order before the pattern: (?d), (?i).
             while pattern.hasPrefix("(?d)") || pattern.hasPrefix("(?i)") { pattern.removeFirst(4) }
             // A pattern starting with "/" matches at the root of Syncthing's folder only.
-            if pattern.hasPrefix("/") && root != path { continue }
+            if pattern.hasPrefix("/") && root != folder { continue }
             if ignoringPatterns.contains(pattern.hasPrefix("/") ? String(pattern.dropFirst()) : pattern) { return nil }
         }
         return "the shared folder is in a folder Syncthing shares: add the line \(recommendedLine) to \(ignoreFile) on every device sharing it, "
