@@ -64,7 +64,6 @@ extension SyncDevice {
                 var row = previous
                 row.present = true
                 findings.rows.append(row)
-                findings.unread.insert(entry.name)
                 findings.report.sources.append(SourceOutcome(unchanged: previous))
                 continue
             }

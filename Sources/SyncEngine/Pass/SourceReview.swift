@@ -9,8 +9,6 @@ struct FolderFindings {
     var rows: [StoredSource] = []
     /// The rows as the store held them before this pass, to write only what changed.
     var previousRows: [String: StoredSource] = [:]
-    /// Files not read by this pass (their stat unchanged): their rows are kept as they were.
-    var unread: Set<String> = []
     var report = MergeReport()
     /// Entries present in the folder.
     var presentNames: Set<String> = []

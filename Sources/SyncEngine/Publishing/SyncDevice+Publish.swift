@@ -37,8 +37,9 @@ extension SyncDevice {
         // hundred thousand. And of the files this pass read: a row kept from an earlier pass
         // carries a warning an earlier publication carried already, and would carry it forever.
         let published = Set(publication.files.map(\.name))
+        let unread = Set(findings.report.sources.lazy.filter { $0.status == .unchanged && published.contains($0.name) }.map(\.name))
         let warnings = Dictionary(
-            findings.rows.lazy.filter { published.contains($0.name) && !findings.unread.contains($0.name) }
+            findings.rows.lazy.filter { published.contains($0.name) && !unread.contains($0.name) }
                 .map { ($0.name, $0.lastWarning) },
             uniquingKeysWith: { _, last in last })
         try store.transaction { session in
