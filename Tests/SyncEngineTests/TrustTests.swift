@@ -4,6 +4,7 @@ import SnapshotFormat
 import SyncEngine
 import SyncStore
 import TestSupport
+import Synchronization
 import Testing
 
 /// A key pair that signs format 2 files the way the contract spells it, built here independently
@@ -431,6 +432,52 @@ struct TrustTests {
         let republished = try SnapshotReader.read(bytes: try sandbox.read("desk.json"), fileName: "desk.json")
         // (its generation follows its own, not the rejected file's: an untrusted file sets nothing)
         #expect(republished.key == desk.key.publicKey && republished.versions.map(\.id) == [Wire.id(1)])
+    }
+
+    @Test(
+        "a file under this device's own name renamed over the one it just published, before it recorded what it published, is read at the next merge and rejected, not taken for its own"
+    )
+    func impostorRenamedOverAPublication() throws {
+        // Given desk, trusting keys, whose clock (read after its publication's renames) lets a
+        // twin under its ID rename its own file over desk.json at that instant
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        let twinFile = sandbox.outside + "/twin.json"
+        try Data(TestSigner().file("desk", generation: 1, versions: [])).write(to: URL(fileURLWithPath: twinFile))
+        let armed = Mutex<UInt64?>(nil)
+        let clock = sandbox.clock
+        var settings = SyncSettings(sharedFolder: sandbox.shared, stateDirectory: sandbox.state(), device: DeviceID("desk")!)
+        settings.partPolicy = .standard
+        let desk = try SyncDevice(settings: settings, logger: quietLogger) {
+            armed.withLock { before in
+                // Once desk.json is another file than when armed: desk renamed its own into place
+                guard let inode = before, let now = Self.inode(sandbox.sharedPath("desk.json")), now != inode else { return }
+                rename(twinFile, sandbox.sharedPath("desk.json"))
+                before = nil
+            }
+            return clock.now
+        }
+        try desk.trust(TestSigner().publicKey, for: DeviceID("phone")!)
+        _ = try desk.put(id: Wire.id(1), type: "Note", fields: Wire.object(#"{"text": "mine"}"#), schemaVersion: nil)
+
+        // When desk publishes an edit and the twin's file replaces it before desk records it
+        armed.withLock { $0 = Self.inode(sandbox.sharedPath("desk.json")) }
+        sandbox.clock.advance()
+        _ = try desk.put(id: Wire.id(2), type: "Note", fields: Wire.object(#"{"text": "mine too"}"#), schemaVersion: nil)
+        try #require(armed.withLock { $0 } == nil, "the twin's file was not renamed in")
+
+        // Then the next merge reads the twin's file and rejects it, and desk publishes its own again
+        let report = try desk.merge()
+        let outcome = try #require(report.sources.first { $0.name == "desk.json" })
+        #expect(outcome.status == .rejected, "\(outcome)")
+        #expect(report.publishedFiles == ["desk.json"])
+        let republished = try SnapshotReader.read(bytes: try sandbox.read("desk.json"), fileName: "desk.json")
+        #expect(republished.key == desk.key.publicKey && republished.versions.map(\.id) == [Wire.id(1), Wire.id(2)])
+    }
+
+    static func inode(_ path: String) -> UInt64? {
+        var status = stat()
+        return lstat(path, &status) == 0 ? UInt64(status.st_ino) : nil
     }
 
     @Test("reviewing the folder lists each other device's keys with fingerprints, which verify, and which are trusted")

@@ -14,11 +14,16 @@ extension SyncDevice {
                 path: folder.path(of: ownFileName), reason: failure.description, advice: failure.writingAdvice)
         }
         let notes = keepCopies(of: publication.files.map(\.name), findings: findings)
+        // The file each name was given: another writer under this ID (two machines given one ID)
+        // may rename its own over it before the stat below, which must not pass for this one's.
+        var inodes: [String: (fileSystemDevice: Int64, inode: Int64)] = [:]
         if !publication.files.isEmpty {
             // (Set before the renames, whose events come at once.)
             renamedIntoPlace.withLock { $0 = Set(publication.files.map(\.name)) }
             do {
                 for file in publication.files {
+                    let written = try SystemCalls.statusOfLink(file.temporaryPath)
+                    inodes[file.name] = (written.fileSystemDevice, written.inode)
                     try SystemCalls.rename(file.temporaryPath, to: folder.path(of: file.name))
                 }
                 try synchronizeFolder()
@@ -45,7 +50,14 @@ extension SyncDevice {
         try store.transaction { session in
             try session.markPartsPublished(generation: publication.generation)
             for file in publication.files {
-                guard let status = try? SystemCalls.statusOfLink(folder.path(of: file.name)) else { continue }
+                guard var status = try? SystemCalls.statusOfLink(folder.path(of: file.name)) else { continue }
+                if let written = inodes[file.name],
+                    (status.fileSystemDevice, status.inode) != (written.fileSystemDevice, written.inode)
+                {
+                    // Replaced already by another writer: a size no file has, so that the next
+                    // pass reads what is there.
+                    status.size = -1
+                }
                 var row = StoredSource(
                     name: file.name, fileSystemDevice: status.fileSystemDevice, inode: status.inode,
                     size: status.size, modifiedNanos: status.modifiedNanos, changedNanos: status.changedNanos,
