@@ -27,7 +27,8 @@ struct SyncdCommand: AsyncParsableCommand {
 
             Settings, environment and configuration files are those of syncctl: see syncctl --help \
             and docs/daemon.md.
-            """)
+            """,
+        version: Release.versionLine("syncd"))
 
     @OptionGroup var global: GlobalOptions
 
@@ -78,6 +79,7 @@ struct SyncdCommand: AsyncParsableCommand {
             let initial = try await daemonSettings.timingsAndLevel()
             let levels = global.location.bootstrapLogging(defaultLevel: initial.level ?? .notice)
             let logger = Logger(label: "syncd")
+            logger.notice("starting \(Release.versionLine("syncd"))")
             // Before the lock's file is made in the state directory: never inside the shared folder.
             try SyncDevice.checkStateOutsideShared(settings)
             let lock = try DaemonLock(stateDirectory: settings.stateDirectory)

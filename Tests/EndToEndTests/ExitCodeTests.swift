@@ -1,5 +1,6 @@
 import Foundation
 import SnapshotFormat
+import TestSupport
 import Testing
 
 @Suite("syncctl: help and exit codes")
@@ -36,6 +37,21 @@ struct ExitCodeTests {
         let run = try workspace.run(["--help"])
         #expect(run.status == 0)
         for command in Self.helpCases.map(\.command) { #expect(run.stdout.contains(command)) }
+    }
+
+    @Test("syncctl --version and syncd --version print the release debian/changelog names first and the formats read, and exit 0")
+    func version() throws {
+        let changelog = try String(
+            contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../debian/changelog"),
+            encoding: .utf8)
+        // "snapshotsync (0.1.0) unstable; urgency=medium"
+        let release = try #require(changelog.split(separator: "(", maxSplits: 1).last?.split(separator: ")").first)
+        for command in ["syncctl", "syncd"] {
+            let path = try #require(BuiltProducts.find(command), "\(command) is not built")
+            let run = try CapturedRun.run(path, ["--version"], environment: [:])
+            #expect(run.status == 0, "\(run)")
+            #expect(run.stdout == "\(command) \(release) (reads snapshot formats 1 to 2, writes 2)\n", "\(run)")
+        }
     }
 
     @Test("put with fields that are not JSON, or not an object, exits 65 with a message and publishes nothing")
