@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import SyncEngine
 
+
 /// The documented exit codes of syncctl and syncd (docs/syncctl.md); sysexits(3) values where one fits.
 public enum SyncctlExit {
     /// Everything valid merged, but some source or record was skipped or rejected.
@@ -26,6 +27,7 @@ public enum SyncctlExit {
 public func reportingFailures(_ body: () async throws -> Void) async throws {
     do {
         try await body()
+        try checkStandardOutput()
     } catch let error as ExitCode {
         throw error
     } catch let error as EngineError {
@@ -34,6 +36,9 @@ public func reportingFailures(_ body: () async throws -> Void) async throws {
     } catch let error as SettingsError {
         printError(error.description)
         throw SyncctlExit.configuration
+    } catch let error as OutputError {
+        printError(error.description)
+        throw SyncctlExit.ioError
     } catch let error as UsageProblem {
         printError(error.message)
         throw SyncctlExit.dataError
@@ -41,6 +46,24 @@ public func reportingFailures(_ body: () async throws -> Void) async throws {
         printError(String(describing: error))
         throw ExitCode.failure
     }
+}
+
+/// Fails when what the command printed could not all be written (`syncctl get ID > backup.json`
+/// on a full disk must not succeed with an empty file). A reader gone away ends the command by
+/// SIGPIPE before this, as for any tool in a pipe.
+private func checkStandardOutput() throws {
+    // (Every stream: `stdout`, a C global, cannot be named from Swift 6 concurrency-checked
+    // code. A write that failed earlier, as `print` filled the buffer, fails again here.)
+    errno = 0
+    guard fflush(nil) != 0 else { return }
+    throw OutputError(reason: errno != 0 ? String(cString: strerror(errno)) : "a write failed")
+}
+
+/// Standard output could not be written.
+public struct OutputError: Error, CustomStringConvertible {
+    public var reason: String
+    public init(reason: String) { self.reason = reason }
+    public var description: String { "cannot write to standard output: \(reason); what was printed is incomplete" }
 }
 
 private func exitCode(for error: EngineError) -> ExitCode {
@@ -68,5 +91,5 @@ public struct UsageProblem: Error {
 /// Prints one line to standard error, prefixed with the program's name so it stands out in logs.
 public func printError(_ message: String) {
     let program = (CommandLine.arguments.first ?? "syncctl").split(separator: "/").last.map(String.init) ?? "syncctl"
-    FileHandle.standardError.write(Data("\(program): \(TextLine.escapingControls(message))\n".utf8))
+    StandardError.write("\(program): \(TextLine.escapingControls(message))\n")
 }

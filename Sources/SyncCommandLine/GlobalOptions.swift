@@ -119,7 +119,7 @@ public struct LocationOptions: ParsableArguments {
         // Said whatever the log level: a command that waits without a word looks hung.
         let device = try SyncDevice(
             settings: settings, logger: Logger(label: "syncctl"), needsFolder: needsFolder,
-            waitingForStore: { message in FileHandle.standardError.write(Data("syncctl: \(message)\n".utf8)) })
+            waitingForStore: { message in StandardError.write("syncctl: \(message)\n") })
         if let problem = device.folderProblem { printError("note: \(problem)") }
         if let problem = device.keyProblem { printError("warning: \(problem)") }
         ProgressLine.start(for: device)

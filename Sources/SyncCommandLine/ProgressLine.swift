@@ -52,7 +52,7 @@ final class ProgressLine: Sendable {
     }
 
     private static func write(_ text: String) {
-        FileHandle.standardError.write(Data(text.utf8))
+        StandardError.write(text)
     }
 
     static func describe(_ state: PassProgress.State) -> String {

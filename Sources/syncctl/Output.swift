@@ -77,11 +77,6 @@ func printRecordArray(_ forEach: ((ReadOnly.Record) throws -> Void) throws -> Vo
     try out.flush()
 }
 
-/// Standard output could not be written.
-struct OutputError: Error, CustomStringConvertible {
-    var reason: String
-    var description: String { "cannot write to standard output: \(reason)" }
-}
 
 /// Reads a JSON object from a file path, or standard input for "-" or nil.
 func readJSONObject(from path: String?, what: String) throws -> JSONObject {

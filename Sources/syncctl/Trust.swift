@@ -334,5 +334,5 @@ extension SyncctlCommand {
 
 /// A note for the person at the terminal, on standard error (standard output stays for scripts).
 func printNote(_ text: String) {
-    FileHandle.standardError.write(Data("syncctl: \(text)\n".utf8))
+    StandardError.write("syncctl: \(text)\n")
 }

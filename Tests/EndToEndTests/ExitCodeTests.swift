@@ -54,6 +54,34 @@ struct ExitCodeTests {
         }
     }
 
+    @Test(
+        "output that cannot be written fails the command (exit 74, saying so), and standard error that cannot be written changes nothing: the work is done and the exit code is the documented one"
+    )
+    func unwritableOutput() throws {
+        let workspace = try Workspace()
+        defer { workspace.remove() }
+        let location = workspace.location()
+        for n in 1...80 {
+            try #require(try workspace.run(["put", "--type", "Note"] + location, stdin: #"{"title": "item \#(n), long enough to fill a buffer"}"#).status == 0)
+        }
+        let toFullDisk = ["/bin/sh", "-c", #"exec "$@" >/dev/full"#, "sh"]
+        let errorsToFullDisk = ["/bin/sh", "-c", #"exec "$@" 2>/dev/full"#, "sh"]
+
+        // When standard output is a full disk: short text, long text and JSON, and a record
+        for arguments in [["status"], ["list"], ["list", "--json"], ["export"]] {
+            let run = try workspace.run(arguments + location, prefix: toFullDisk)
+            #expect(run.status == 74, "\(arguments): \(run)")
+            #expect(run.stderr.contains("cannot write to standard output"), "\(arguments): \(run)")
+        }
+        // When standard error is a full disk: the documented codes, and the work done
+        let unknown = try workspace.run(["get", "99999999-2222-4333-8444-555555555555"] + location, prefix: errorsToFullDisk)
+        #expect(unknown.status == 4, "\(unknown)")
+        let put = try workspace.run(["put", "--type", "Note"] + location, stdin: #"{"title": "noted"}"#, prefix: errorsToFullDisk)
+        #expect(put.status == 0, "\(put)")
+        let id = put.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(try workspace.run(["get", id] + location).stdout.contains("noted"))
+    }
+
     @Test("put with fields that are not JSON, or not an object, exits 65 with a message and publishes nothing")
     func badFields() throws {
         let workspace = try Workspace()

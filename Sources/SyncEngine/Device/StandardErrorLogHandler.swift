@@ -1,4 +1,8 @@
 import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 import Logging
 import Synchronization
 
@@ -51,7 +55,7 @@ public struct StandardErrorLogHandler: LogHandler {
         for (key, value) in merged.sorted(by: { $0.key < $1.key }) {
             line += " \(key)=\(Self.quotedIfNeeded(TextLine.escapingControls("\(value)")))"
         }
-        FileHandle.standardError.write(Data((line + "\n").utf8))
+        StandardError.write(line + "\n")
     }
 
     private static func syslogPriority(_ level: Logger.Level) -> Int {
@@ -71,5 +75,25 @@ public struct StandardErrorLogHandler: LogHandler {
 
     private static func timestamp() -> String {
         SnapshotTimestampText.now()
+    }
+}
+
+/// Standard error, written without failing: a full disk under a log file, a closed descriptor or
+/// a reader gone (EPIPE, SIGPIPE ignored as under systemd) must not stop a command whose work is
+/// done, nor change its exit code (`FileHandle.write(_:)` traps on any error).
+public enum StandardError {
+    /// Writes `text` whole, retrying after a signal; gives up silently on any other error.
+    public static func write(_ text: String) {
+        var bytes = Array(text.utf8)[...]
+        while !bytes.isEmpty {
+            let written = bytes.withUnsafeBytes { Glibc.write(2, $0.baseAddress, $0.count) }
+            if written > 0 {
+                bytes = bytes.dropFirst(written)
+            } else if written < 0 && errno == EINTR {
+                continue
+            } else {
+                return
+            }
+        }
     }
 }
