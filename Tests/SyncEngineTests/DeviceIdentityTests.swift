@@ -156,6 +156,31 @@ struct DeviceIdentityTests {
         #expect(try device.status().warnings.contains { $0.contains("desk (1).json") && $0.contains("ANOTHER DEVICE") })
     }
 
+    @Test(
+        "Trusting no keys itself, a device publishes again, signed with its own key, a file under its name that holds its very records but another device signed: its peers that trust its key would reject that file"
+    )
+    func sameRecordsOtherKey() throws {
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        let desk = try sandbox.device()
+        _ = try desk.put(id: Wire.id(1), type: "Note", fields: JSONObject(), schemaVersion: nil)
+        // When a second store of "desk" (a mistyped state directory, a cloned machine) merges the
+        // folder and publishes desk.json with the same records, signed with its own new key
+        let twin = try sandbox.device(state: sandbox.state("twin"))
+        _ = try twin.merge()
+        let twinFile = try SnapshotReader.read(bytes: try sandbox.read("desk.json"), fileName: "desk.json")
+        try #require(twinFile.key == twin.key.publicKey && twinFile.versions.map(\.id) == [Wire.id(1)])
+        // Then desk, merging, says another device uses its ID and publishes its file again, signed with its key
+        let report = try desk.merge()
+        #expect(report.warnings.contains { $0.contains("ANOTHER DEVICE") }, "\(report.warnings)")
+        #expect(report.publishedFiles == ["desk.json"])
+        let published = try SnapshotReader.read(bytes: try sandbox.read("desk.json"), fileName: "desk.json")
+        #expect(published.key == desk.key.publicKey && published.versions.map(\.id) == [Wire.id(1)])
+        // And its next merge finds its own file: nothing to publish, no warning
+        let again = try desk.merge()
+        #expect(again.publishedFiles.isEmpty && again.warnings.isEmpty, "\(again)")
+    }
+
     @Test("This device's own files, re-read, raise no warning")
     func ownFileNoWarning() throws {
         let sandbox = try Sandbox()

@@ -75,14 +75,28 @@ struct FastPathMergeTests {
         _ = try phone.merge()
         #expect(try Self.recordsPart(of: sandbox.read("phone.json")) == Self.recordsPart(of: deskFile))
 
-        // desk's state directory lost: a new store merges everything (a cold merge, whose file is
-        // written while the records are inserted), finds that desk.json already holds exactly
-        // that, and adopts it instead of publishing: the file written meanwhile is removed.
+        // desk's store lost, its key kept (restored from a backup of the key alone): a new store
+        // merges everything (a cold merge, whose file is written while the records are inserted),
+        // finds that desk.json already holds exactly that, signed with its key, and adopts it
+        // instead of publishing: the file written meanwhile is removed.
+        try FileManager.default.createDirectory(atPath: sandbox.state("desk-restored"), withIntermediateDirectories: true)
+        try FileManager.default.copyItem(
+            atPath: sandbox.state() + "/signing.key", toPath: sandbox.state("desk-restored") + "/signing.key")
         let restored = try sandbox.device("desk", state: sandbox.state("desk-restored"))
         let adopted = try restored.merge()
         #expect(adopted.added + adopted.deleted == Self.records)
         #expect(adopted.publishedGeneration == nil)
         #expect(try sandbox.read("desk.json") == deskFile)
+        #expect(try Self.temporaryFiles(in: sandbox.shared).isEmpty)
+
+        // Its key lost too: the same records, published again signed with its new key (peers that
+        // trust desk's key must be able to tell its files from anyone's)
+        let anew = try sandbox.device("desk", state: sandbox.state("desk-anew"))
+        let republished = try anew.merge()
+        #expect(republished.publishedGeneration != nil)
+        let file = try SnapshotReader.read(bytes: try sandbox.read("desk.json"), fileName: "desk.json")
+        #expect(file.key == anew.key.publicKey)
+        #expect(Self.recordsPart(of: try sandbox.read("desk.json")) == Self.recordsPart(of: deskFile))
         #expect(try Self.temporaryFiles(in: sandbox.shared).isEmpty)
     }
 

@@ -7,8 +7,10 @@ import Testing
 /// loud warnings, nothing lost, and no endless rewriting of the shared file.
 @Suite("Two devices with the same ID")
 struct TwinDeviceTests {
-    @Test("twins that hold the same records stop rewriting their file after one exchange")
-    func noPingPong() throws {
+    @Test(
+        "twins that hold the same records, signed with one key (a cloned state directory), stop rewriting their file after one exchange; with two keys each publishes its own signed file again at each merge, as peers trusting one key need, warning each time",
+        arguments: [true, false])
+    func noPingPong(sharingKey: Bool) throws {
         // Given two folders (two machines) and two stores, both claiming device "twin"
         let first = try Sandbox()
         let second = try Sandbox()
@@ -17,6 +19,10 @@ struct TwinDeviceTests {
             second.remove()
         }
         let one = try first.device("twin")
+        if sharingKey {
+            try FileManager.default.createDirectory(atPath: second.state(), withIntermediateDirectories: true)
+            try FileManager.default.copyItem(atPath: first.state() + "/signing.key", toPath: second.state() + "/signing.key")
+        }
         let two = try second.device("twin")
         _ = try one.put(id: Wire.id(1), type: "Note", fields: Wire.object(#"{"text":"one"}"#), schemaVersion: nil)
         _ = try two.put(id: Wire.id(2), type: "Note", fields: Wire.object(#"{"text":"two"}"#), schemaVersion: nil)
@@ -31,12 +37,20 @@ struct TwinDeviceTests {
             generations.append(report.publishedGeneration)
             let name = round % 2 == 0 ? "two" : "one"
             warned[name] = (warned[name] ?? false) || report.warnings.contains { $0.contains("ANOTHER DEVICE") }
+            // Each file in its folder is signed by the key of the device that merged last there
+            let file = try SnapshotReader.read(bytes: try (round % 2 == 0 ? second : first).read("twin.json"), fileName: "twin.json")
+            #expect(file.key == device.key.publicKey, "round \(round)")
         }
 
-        // Then both hold both records, and after the first exchanges nobody rewrites the file
+        // Then both hold both records, and after the first exchanges nobody rewrites the file when
+        // both sign with one key; with two keys, each rewrites it at each merge
         #expect(Set(try one.records().map(\.id)) == [Wire.id(1), Wire.id(2)])
         #expect(Set(try two.records().map(\.id)) == [Wire.id(1), Wire.id(2)])
-        #expect(generations.suffix(3).allSatisfy { $0 == nil }, "published generations per round: \(generations)")
+        if sharingKey {
+            #expect(generations.suffix(3).allSatisfy { $0 == nil }, "published generations per round: \(generations)")
+        } else {
+            #expect(generations.allSatisfy { $0 != nil }, "published generations per round: \(generations)")
+        }
         #expect(warned == ["one": true, "two": true])
     }
 }

@@ -167,7 +167,7 @@ public final class SyncService: Service, Sendable {
             }
             // Files under this device's name signed by another key: another device runs with this
             // ID, and each would publish over the other's files at every pass, forever (trust on,
-            // neither merges the other's). After the second such pass in a row, passes wait 1, 2,
+            // neither merges the other's; trust off, each rewrites the other's with its own key). After the second such pass in a row, passes wait 1, 2,
             // 4… up to 60 s: the fight slows to a file a minute, and each pass says so again.
             // (A pass with nothing to do, this process's own store event, changes nothing.)
             if failed != nil { fightsOverOwnName = impostors.isEmpty ? 0 : fightsOverOwnName + 1 }
@@ -255,7 +255,13 @@ public final class SyncService: Service, Sendable {
         switch outcome {
         case .success(let report):
             let own = device.device.rawValue
-            let impostors = report.sources.filter { $0.status == .rejected && $0.problemKind == "untrusted" && $0.device == own }
+            // Rejected as signed by another key (trust on), or read and found written by another
+            // device (trust off: this device publishes over it, with its own key, as its peers need).
+            let impostors = report.sources.filter {
+                $0.device == own
+                    && ($0.status == .rejected && $0.problemKind == "untrusted"
+                        || $0.status != .unchanged && $0.warning?.contains(SyncDevice.anotherDeviceUsesThisID) == true)
+            }
             return (false, impostors.map(\.name))
         case .failure(let error):
             logger.error("merge pass failed: \(error)", metadata: ["folder.path": "\(device.folder.path)"])

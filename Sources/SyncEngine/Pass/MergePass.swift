@@ -159,7 +159,7 @@ extension SyncDevice {
                     }
                     review(
                         group.sources[index], tally: group.tallies[index], previous: scan.known[name],
-                        hasWritten: scan.hasWritten, heldBack: held, trustActive: reader.trust.isActive, session: session,
+                        hasWritten: scan.hasWritten, heldBack: held, session: session,
                         now: now, into: &findings)
                     if held == nil { incoming.add(group.tallies[index].versions) }
                 }
@@ -216,7 +216,7 @@ extension SyncDevice {
                 }
                 review(
                     source, tally: tallies[index], previous: scan.known[source.name], hasWritten: scan.hasWritten,
-                    heldBack: held, trustActive: reader.trust.isActive, session: session, now: now, into: &findings)
+                    heldBack: held, session: session, now: now, into: &findings)
             }
             // Merged already too: the pass starts again without the files of a device whose
             // deletions together are held back.

@@ -60,7 +60,7 @@ extension SyncDevice {
     ///   - heldBack: why the mass-deletion valve holds it back, if it does (nothing of it merges).
     func review(
         _ source: OpenedSource, tally: SourceTally, previous: StoredSource?, hasWritten: Bool, heldBack: String?,
-        trustActive: Bool, session: StoreSession, now: Timestamp, into findings: inout FolderFindings
+        session: StoreSession, now: Timestamp, into findings: inout FolderFindings
     ) {
         let name = source.name
         let status = source.status
@@ -126,10 +126,11 @@ extension SyncDevice {
         }
         if reading.device == device, let own = source.own {
             let fileDigest = own.fileDigest
-            // Its content may be adopted (not rewritten; see PartWriter.place). While this device
-            // trusts keys, only a file signed with its own: one signed otherwise (an earlier key, a
-            // twin's, none) is rewritten, or its peers would reject it.
-            if reading.role == .own, problems.isEmpty, !trustActive || own.isSignedWithOwnKey {
+            // Its content may be adopted (not rewritten; see PartWriter.place), when it is signed
+            // with this device's key: one signed otherwise (an earlier key, a twin's, none) is
+            // rewritten, or peers that trust this device's key would reject it, whether or not
+            // this device trusts keys itself.
+            if reading.role == .own, problems.isEmpty, own.isSignedWithOwnKey {
                 findings.ownReads[reading.part] = OwnFileRead(
                     generation: reading.generation, recordsDigest: own.recordsDigest, fileDigest: fileDigest)
             }
@@ -195,23 +196,27 @@ extension SyncDevice {
         }
     }
 
+    /// How the warning about a file under this device's name written by another device starts.
+    static let anotherDeviceUsesThisID = "ANOTHER DEVICE IS USING THIS DEVICE'S ID"
+
     /// A loud warning when a file under this device's name is not one this device wrote.
+
     private func impostorWarning(_ reading: SnapshotReading, fileDigest: String, session: StoreSession)
         throws -> String?
     {
         let what = reading.part.isWhole ? "generation \(reading.generation)" : "part \(reading.part.rawValue) generation \(reading.generation)"
         guard let written = try session.writtenFile(part: reading.part, generation: reading.generation) else {
             return
-                "ANOTHER DEVICE IS USING THIS DEVICE'S ID \"\(device)\": \(what) was never written by this device (or this state directory was restored from an older backup). Give each device its own --device ID"
+                "\(Self.anotherDeviceUsesThisID) \"\(device)\": \(what) was never written by this device (or this state directory was restored from an older backup). Give each device its own --device ID"
         }
         if written.isAdopted {
             return
-                "ANOTHER DEVICE IS USING THIS DEVICE'S ID \"\(device)\": \(what) was written by it (with the same records as this device, so it is not rewritten). Give each device its own --device ID"
+                "\(Self.anotherDeviceUsesThisID) \"\(device)\": \(what) was written by it (with the same records as this device, so it is not rewritten). Give each device its own --device ID"
         }
         // Format 1 kept the same digest of the files it wrote (see PublishedLayout.fileDigest).
         guard written.fileDigest == fileDigest else {
             return
-                "ANOTHER DEVICE IS USING THIS DEVICE'S ID \"\(device)\": \(what) holds content this device did not publish. Give each device its own --device ID"
+                "\(Self.anotherDeviceUsesThisID) \"\(device)\": \(what) holds content this device did not publish. Give each device its own --device ID"
         }
         return nil
     }
