@@ -34,8 +34,12 @@ public struct GlobalOptions: ParsableArguments {
     /// Opens this device for a command that only reads the store (`status`, `list`, `get`,
     /// `export`, `conflicts`, `key`, `trust --list`): a missing shared folder, or none given, is
     /// noted on standard error instead of refused, since `status` is what one runs to find out why.
-    public func openDeviceForReading() async throws -> SyncDevice {
-        try await location.openDevice(device: device, needsFolder: false)
+    ///
+    /// - Parameter creating: whether a state directory with no store yet gets one (`syncctl key`
+    ///   makes a device's key before its folder is set up); otherwise that is refused, so that a
+    ///   mistyped `--state` does not show an empty store, nor leave one behind.
+    public func openDeviceForReading(creating: Bool = false) async throws -> SyncDevice {
+        try await location.openDevice(device: device, needsFolder: false, needsStore: !creating)
     }
 
     /// The settings as the options, environment and configuration files give them.
@@ -112,14 +116,24 @@ public struct LocationOptions: ParsableArguments {
     ///
     /// - Parameter needsFolder: false for a command that only reads the store (see
     ///   ``GlobalOptions/openDeviceForReading()``).
-    public func openDevice(device: String?, needsFolder: Bool = true) async throws -> SyncDevice {
+    public func openDevice(device: String?, needsFolder: Bool = true, needsStore: Bool = false) async throws -> SyncDevice {
         let settings = try await settings(device: device, requiresSharedFolder: needsFolder)
+        let storePath = settings.stateDirectory + "/" + SyncDevice.storeFileName
+        let isNew = !FileManager.default.fileExists(atPath: storePath)
+        if needsStore, isNew {
+            throw SettingsError.noStore(stateDirectory: settings.stateDirectory)
+        }
         let control = bootstrapLogging(defaultLevel: .error)
         _ = control
         // Said whatever the log level: a command that waits without a word looks hung.
         let device = try SyncDevice(
             settings: settings, logger: Logger(label: "syncctl"), needsFolder: needsFolder,
             waitingForStore: { message in StandardError.write("syncctl: \(message)\n") })
+        if isNew {
+            printError(
+                "note: made a new store for device \(device.device) in \(settings.stateDirectory) (its key's fingerprint: \(device.key.publicKey.fingerprint))"
+            )
+        }
         if let problem = device.folderProblem { printError("note: \(problem)") }
         if let problem = device.keyProblem { printError("warning: \(problem)") }
         ProgressLine.start(for: device)

@@ -48,7 +48,7 @@ extension SyncctlCommand {
                 let fields = try readJSONObject(from: file, what: "the fields")
                 let report = try await global.openDevice().put(
                     id: id, type: type, fields: fields, schemaVersion: schemaVersion)
-                printEditReport(report, json: output.json)
+                try printEditReport(report, json: output.json)
             }
         }
     }
@@ -74,7 +74,7 @@ extension SyncctlCommand {
         func run() async throws {
             try await reportingFailures {
                 let report = try await global.openDevice().delete(id: id, schemaVersion: schemaVersion)
-                printEditReport(report, json: output.json)
+                try printEditReport(report, json: output.json)
             }
         }
     }
@@ -88,13 +88,21 @@ func validateSchemaVersion(_ schemaVersion: Int64?) throws {
     }
 }
 
-func printEditReport(_ report: EditReport, json: Bool) {
+///
+/// When the edit is saved but could not be published, it says so and exits 74 after printing:
+/// the id is printed all the same, so that a script does not make the edit again.
+func printEditReport(_ report: EditReport, json: Bool) throws {
     if json {
         try? printJSON(report)
     } else {
         print(report.id)
         for note in report.notes { printError("note: \(note)") }
         noteFilesNotMerged(report.merge)
+    }
+    if let failure = report.publishFailure {
+        printError(
+            "record \(report.id) is saved in this device's store, but this device's files were not published: \(failure). Do not make the edit again")
+        throw SyncctlExit.ioError
     }
 }
 

@@ -96,7 +96,7 @@ extension SyncctlCommand {
                     resolution = .content(fields: object, schemaVersion: schemaVersion ?? current)
                 }
                 do {
-                    printEditReport(try device.resolve(id: id, with: resolution, expecting: expecting), json: output.json)
+                    try printEditReport(try device.resolve(id: id, with: resolution, expecting: expecting), json: output.json)
                 } catch EngineError.changedSinceSeen(let changed) where seen != nil {
                     // The tag given is not the record's: say which it is now (a typo is as likely as an arrival).
                     guard let now = try device.record(id) else { throw EngineError.changedSinceSeen(id: changed) }

@@ -35,7 +35,7 @@ extension SyncctlCommand {
 
         func run() async throws {
             try await reportingFailures {
-                let device = try await rotate ? global.openDevice() : global.openDeviceForReading()
+                let device = try await rotate ? global.openDevice() : global.openDeviceForReading(creating: true)
                 var printed: Printed
                 if rotate {
                     let (key, report) = try device.rotateKey()

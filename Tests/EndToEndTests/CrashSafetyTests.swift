@@ -236,7 +236,7 @@ struct CrashSafetyTests {
         try LargeFolder.write(into: workspace.shared, count: 1_000, in: workspace)
         let location = workspace.location()
         // Given a state directory in use (creating it is not what this test is about)
-        #expect(try workspace.run(["status"] + location).status == 0)
+        #expect(try workspace.run(["key"] + location).status == 0)
         // Two merges at once: one publishes generation 1, the other waits and finds it up to date
         let first = try workspace.start(["merge", "--json"] + location)
         let second = try workspace.start(["merge", "--json"] + location)

@@ -279,6 +279,53 @@ struct ExitCodeTests {
         #expect(listed.stdout.contains(Files.id(1).rawValue), "\(listed)")
     }
 
+    @Test(
+        "an edit saved in the store but not published (a folder this user cannot write) prints its id all the same, exits 74 and says not to make it again; the next merge publishes it",
+        .enabled(if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv"), "needs root and setpriv to run as nobody")
+    )
+    func editSavedNotPublished() throws {
+        let workspace = try Workspace()
+        defer { workspace.remove() }
+        let state = workspace.state()
+        try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: true)
+        #expect(chown(state, 65534, 65534) == 0)
+        #expect(chmod(workspace.shared, 0o777) == 0)
+        let nobody = ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+        #expect(try workspace.run(["merge"] + workspace.location(), prefix: nobody).status == 0)
+        // When the folder becomes read-only for that user, and it puts a record
+        #expect(chmod(workspace.shared, 0o755) == 0)
+        let put = try workspace.run(["put", "--type", "Note"] + workspace.location(), stdin: #"{"title": "once"}"#, prefix: nobody)
+        // Then it exits 74, prints the new record's id, and says it is saved: not to be made again
+        #expect(put.status == 74, "\(put)")
+        let id = put.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(RecordID(id) != nil, "\(put)")
+        #expect(put.stderr.contains("record \(id) is saved in this device's store") && put.stderr.contains("Do not make the edit again"), "\(put)")
+        // And once the folder is writable, the next merge publishes it
+        #expect(chmod(workspace.shared, 0o777) == 0)
+        #expect(try workspace.run(["merge"] + workspace.location(), prefix: nobody).status == 0)
+        let published = try Files.published(in: workspace.shared, device: "desk")
+        #expect(published.records.contains { "\($0)".contains(id) }, "\(published.records)")
+    }
+
+    @Test(
+        "a command that only reads the store, given a state directory with no store (a mistyped --state), exits 78 and leaves nothing there; the first merge says it made a store"
+    )
+    func readingANonexistentStore() throws {
+        let workspace = try Workspace()
+        defer { workspace.remove() }
+        let typo = workspace.state("stat")
+        for arguments in [["status"], ["list"], ["export"], ["conflicts"], ["get", Files.id(1).rawValue], ["trust", "--list"]] {
+            let run = try workspace.run(arguments + workspace.location(state: typo))
+            #expect(run.status == 78, "\(arguments): \(run)")
+            #expect(run.stderr.contains("no store in \(typo)"), "\(arguments): \(run)")
+            #expect(!FileManager.default.fileExists(atPath: typo + "/store.sqlite"), "\(arguments)")
+            #expect(!FileManager.default.fileExists(atPath: typo + "/signing.key"), "\(arguments)")
+        }
+        let merge = try workspace.run(["merge"] + workspace.location())
+        #expect(merge.status == 0 && merge.stderr.contains("made a new store for device desk"), "\(merge)")
+        #expect(try workspace.run(["list"] + workspace.location()).status == 0)
+    }
+
     @Test("a wrong command line exits 64")
     func usage() throws {
         let workspace = try Workspace()

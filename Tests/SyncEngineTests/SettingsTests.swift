@@ -51,6 +51,19 @@ struct SettingsTests {
         #expect(mixed == SyncSettings(sharedFolder: "/config/shared", stateDirectory: "/env/state", device: DeviceID("fromcli"), maxFileSize: 111))
     }
 
+    @Test("A relative shared folder or state directory in the configuration file is beside the file, not in the working directory; given elsewhere it stays as given")
+    func relativePathsInTheFile() async throws {
+        let folder = try ConfigFolder()
+        defer { folder.remove() }
+        let config = try folder.config(#"{"shared": "lists", "state": "state/desk", "device": "desk"}"#)
+        let base = folder.root.path
+        let file = try await SyncSettings.resolve(commandLine: Values(config: config), environment: ["HOME": folder.home])
+        #expect(file.sharedFolder == base + "/lists" && file.stateDirectory == base + "/state/desk", "\(file)")
+        let given = try await SyncSettings.resolve(
+            commandLine: Values(shared: "here", config: config), environment: ["HOME": folder.home, "SYNCD_STATE": "there"])
+        #expect(given.sharedFolder == "here" && given.stateDirectory == "there", "\(given)")
+    }
+
     @Test("A setting of the wrong kind or out of its range, in the file or in a SYNCD_* variable, is refused naming it, not ignored", arguments: [
         (#"{"shared": "/s", "maxFileSize": "big"}"#, [:], "maxFileSize"),
         (#"{"shared": 42}"#, [:], "shared"),

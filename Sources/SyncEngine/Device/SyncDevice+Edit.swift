@@ -1,6 +1,8 @@
+import RecordSchemas
 import SnapshotFormat
 import SnapshotMerge
 import SyncStore
+import Synchronization
 
 /// What a local edit did, for the person who asked for it.
 public struct EditReport: Codable, Hashable, Sendable {
@@ -12,8 +14,12 @@ public struct EditReport: Codable, Hashable, Sendable {
     public var notes: [String]
     /// The generation published.
     public var publishedGeneration: Int64?
-    /// The merge pass that ran first.
+    /// The merge pass that ran first (empty when publishing failed: see ``publishFailure``).
     public var merge: MergeReport
+    /// Why this device's files could not be published, when they could not: the edit is saved in
+    /// the store all the same, and published by the next merge (`syncd` tries again by itself).
+    /// It must not be made again.
+    public var publishFailure: String? = nil
 }
 
 /// What a record must be, once an edit's own merge is done, for the edit to be made: what the
@@ -56,7 +62,8 @@ extension SyncDevice {
             let schemaVersion = schemaVersion ?? current?.version.schemaVersion ?? newest
             // The same content again (a script run twice, an app saving an unchanged value): no
             // version, which every device would merge and publish for nothing.
-            if let current, LocalEdit.putChangesNothing(fields: fields, schemaVersion: schemaVersion, current: current) {
+            if let current, LocalEdit.putChangesNothing(fields: fields, schemaVersion: schemaVersion, current: current)
+            {
                 return .unchanged(current)
             }
             return try LocalEdit.put(
@@ -99,7 +106,9 @@ extension SyncDevice {
         } catch EngineError.changedSinceSeen(let changed) {
             // Not as seen, and nothing left to resolve: resolved already (the same command run
             // twice, or another device's resolution), which "changed" alone would not tell.
-            guard let now = try? record(id), now.conflicts.isEmpty else { throw EngineError.changedSinceSeen(id: changed) }
+            guard let now = try? record(id), now.conflicts.isEmpty else {
+                throw EngineError.changedSinceSeen(id: changed)
+            }
             throw EngineError.resolvedAlready(id: changed)
         }
     }
@@ -118,50 +127,83 @@ extension SyncDevice {
         _ make: @escaping (StoreSession, ReadOnly.Record?, Timestamp) throws -> LocalEditOutcome
     ) throws -> EditReport {
         try locked {
-            let (report, made) = try pass { session, now -> LocalEditOutcome? in
-                let current = try session.record(id)
-                if let expecting, !expecting.isMet(by: current) { return nil }
-                let outcome: LocalEditOutcome
-                do {
-                    outcome = try make(session, current, now)
-                } catch let error as LocalEditError {
-                    throw EngineError.invalidEdit(error.description)
+            // What the pass's transaction committed (a pass can run its edit again, on a retry).
+            let committed = Mutex<LocalEditOutcome??>(nil)
+            let report: MergeReport
+            let made: LocalEditOutcome??
+            do {
+                (report, made) = try pass { session, now -> LocalEditOutcome? in
+                    let outcome = try Self.apply(
+                        make, to: id, expecting: expecting, session: session, now: now, schemas: self.schemas)
+                    committed.withLock { $0 = .some(outcome) }
+                    return outcome
                 }
-                if let violation = self.schemas.violation(of: outcome.version) {
-                    throw EngineError.invalidEdit("the new version does not fit its schema: \(violation)")
+            } catch let failure as EngineError {
+                // Published after the transaction committed: the edit is in the store.
+                guard case .publishFailed = failure, case .some(.some(let outcome)) = committed.withLock({ $0 }) else {
+                    throw failure
                 }
-                if outcome.isUnchanged { return outcome }
-                let merged = RecordMerge.merge(held: try session.record(outcome.record.id), incoming: [outcome.version])
-                try session.save(merged ?? outcome.record, at: now)
-                return outcome
+                var report = Self.report(of: outcome, merge: MergeReport(), publishedGeneration: nil)
+                report.publishFailure = failure.description
+                return report
             }
             guard case .some(let result) = made else { throw EngineError.invalidEdit("the edit was not applied") }
             guard let outcome = result else { throw EngineError.changedSinceSeen(id: id.rawValue) }
-            var notes: [String] = []
-            if outcome.isUnchanged {
-                notes.append("unchanged: the record already holds exactly this content, so no new version was made")
-            }
-            for version in outcome.supersededOwn {
-                notes.append(
-                    "superseded this device's own earlier version from \(version.lastModified?.written ?? "an unknown time") (its content is replaced by this edit)"
-                )
-            }
-            for version in outcome.supersededOthers {
-                notes.append(
-                    "the new version dominates a conflict made by \(version.modifiedBy?.rawValue ?? "an unknown device") at \(version.lastModified?.written ?? "an unknown time"), which is dropped (hand-made vectors cause this)"
-                )
-            }
-            if let (kept, superseded) = outcome.resolved {
-                if let kept {
-                    notes.append("kept the content of \(Self.versionName(kept))")
-                }
-                for version in superseded where kept.map({ !version.hasSameContent(as: $0) }) ?? true {
-                    notes.append("superseded \(Self.versionName(version))")
-                }
-            }
-            return EditReport(
-                id: outcome.record.id.rawValue, version: JSONValue.object(outcome.version.normalForm).interchangeString,
-                notes: notes, publishedGeneration: report.publishedGeneration, merge: report)
+            return Self.report(of: outcome, merge: report, publishedGeneration: report.publishedGeneration)
         }
+    }
+
+    /// The edit `make` of record `id`, applied in `session` once the pass merged: nil, with nothing
+    /// applied, when the record is not as `expecting` says.
+    private static func apply(
+        _ make: (StoreSession, ReadOnly.Record?, Timestamp) throws -> LocalEditOutcome, to id: RecordID,
+        expecting: EditExpectation?, session: StoreSession, now: Timestamp, schemas: SchemaSet
+    ) throws -> LocalEditOutcome? {
+        let current = try session.record(id)
+        if let expecting, !expecting.isMet(by: current) { return nil }
+        let outcome: LocalEditOutcome
+        do {
+            outcome = try make(session, current, now)
+        } catch let error as LocalEditError {
+            throw EngineError.invalidEdit(error.description)
+        }
+        if let violation = schemas.violation(of: outcome.version) {
+            throw EngineError.invalidEdit("the new version does not fit its schema: \(violation)")
+        }
+        if outcome.isUnchanged { return outcome }
+        let merged = RecordMerge.merge(held: try session.record(outcome.record.id), incoming: [outcome.version])
+        try session.save(merged ?? outcome.record, at: now)
+        return outcome
+    }
+
+    /// What an edit did, for the person who asked for it.
+    private static func report(of outcome: LocalEditOutcome, merge: MergeReport, publishedGeneration: Int64?)
+        -> EditReport
+    {
+        var notes: [String] = []
+        if outcome.isUnchanged {
+            notes.append("unchanged: the record already holds exactly this content, so no new version was made")
+        }
+        for version in outcome.supersededOwn {
+            notes.append(
+                "superseded this device's own earlier version from \(version.lastModified?.written ?? "an unknown time") (its content is replaced by this edit)"
+            )
+        }
+        for version in outcome.supersededOthers {
+            notes.append(
+                "the new version dominates a conflict made by \(version.modifiedBy?.rawValue ?? "an unknown device") at \(version.lastModified?.written ?? "an unknown time"), which is dropped (hand-made vectors cause this)"
+            )
+        }
+        if let (kept, superseded) = outcome.resolved {
+            if let kept {
+                notes.append("kept the content of \(Self.versionName(kept))")
+            }
+            for version in superseded where kept.map({ !version.hasSameContent(as: $0) }) ?? true {
+                notes.append("superseded \(Self.versionName(version))")
+            }
+        }
+        return EditReport(
+            id: outcome.record.id.rawValue, version: JSONValue.object(outcome.version.normalForm).interchangeString,
+            notes: notes, publishedGeneration: publishedGeneration, merge: merge)
     }
 }

@@ -24,6 +24,8 @@ public final class SyncDevice: Sendable {
     public let store: SyncStore
     /// Where the store's database file is.
     public let storePath: String
+    /// The store's file in the state directory.
+    public static let storeFileName = "store.sqlite"
     let logger: Logger
     let clock: @Sendable () -> Timestamp
     /// The schemas incoming versions and local edits of declared types must fit (a pass takes
@@ -98,7 +100,7 @@ public final class SyncDevice: Sendable {
         } catch {
             throw EngineError.stateDirectoryUnusable(path: state, reason: error.description)
         }
-        storePath = state + "/store.sqlite"
+        storePath = state + "/" + Self.storeFileName
         do {
             keyBox = Mutex(try DeviceKey.loadOrCreate(in: state))
         } catch let error as SystemCallError {

@@ -87,9 +87,22 @@ public struct SyncSettings: Sendable, Hashable {
         if let size = commandLine.maxFileSize { given["maxFileSize"] = ConfigValue(.int(Int(size)), isSecret: false) }
         let reader = try await configurationReader(
             config: commandLine.config, environment: environment, commandLine: given)
-        let shared = try reader.checkedString("shared") ?? ""
+        // A relative path in the configuration file means one beside it (as for "schemas"): under
+        // systemd the working directory is /, and elsewhere each directory a command runs from
+        // would name another folder, or another store.
+        let configurationDirectory = configurationFile(
+            explicit: commandLine.config ?? environment["SYNCD_CONFIG"], environment: environment
+        ).map { Self.directory(of: $0.path) }
+        func fromFile(_ path: String?, given: String?, variable: String) -> String? {
+            guard let path, !path.isEmpty, given == nil, environment[variable] == nil else { return path }
+            return Self.path(path, besideIn: configurationDirectory)
+        }
+        let shared =
+            fromFile(try reader.checkedString("shared"), given: commandLine.shared, variable: "SYNCD_SHARED") ?? ""
         guard !shared.isEmpty || !requiresSharedFolder else { throw SettingsError.noSharedFolder }
-        let state = try reader.checkedString("state") ?? defaultStateDirectory(environment: environment)
+        let state =
+            fromFile(try reader.checkedString("state"), given: commandLine.state, variable: "SYNCD_STATE")
+            ?? defaultStateDirectory(environment: environment)
         guard let state, !state.isEmpty else { throw SettingsError.noStateDirectory }
         var device: SnapshotFormat.DeviceID?
         if let text = try reader.checkedString("device") {
@@ -145,22 +158,24 @@ public struct SyncSettings: Sendable, Hashable {
         if !commandLine.schemaFiles.isEmpty {
             settings.schemaFiles = commandLine.schemaFiles
         } else {
-            // A relative path in the configuration file means one beside it: under systemd the
-            // working directory is /, so relative to it the path would name nothing.
+            // A relative path in the configuration file means one beside it (see "shared" above).
             let configured = try reader.checkedStringArray("schemas") ?? []
-            let base =
-                environment["SYNCD_SCHEMAS"] == nil
-                ? configurationFile(explicit: commandLine.config ?? environment["SYNCD_CONFIG"], environment: environment)
-                    .map { file -> String in
-                        guard let slash = file.path.lastIndex(of: "/") else { return "." }
-                        return slash == file.path.startIndex ? "/" : String(file.path[..<slash])
-                    } : nil
-            settings.schemaFiles = configured.map { path in
-                guard let base, !path.hasPrefix("/") else { return path }
-                return base.hasSuffix("/") ? base + path : base + "/" + path
-            }
+            let base = environment["SYNCD_SCHEMAS"] == nil ? configurationDirectory : nil
+            settings.schemaFiles = configured.map { Self.path($0, besideIn: base) }
         }
         return settings
+    }
+
+    /// The directory holding the file at `path`.
+    private static func directory(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        return slash == path.startIndex ? "/" : String(path[..<slash])
+    }
+
+    /// `path` as named from `base` (unchanged when absolute, or with no base).
+    private static func path(_ path: String, besideIn base: String?) -> String {
+        guard let base, !path.hasPrefix("/") else { return path }
+        return base.hasSuffix("/") ? base + path : base + "/" + path
     }
 
     /// A reader of every configuration source but the command line: `SYNCD_*` variables, then the
@@ -323,6 +338,8 @@ public enum SettingsError: Error, Hashable, Sendable, CustomStringConvertible {
     case invalidPartSizes(splitKilobytes: Int, joinKilobytes: Int)
     /// A setting whose value is out of its range (`rule` says the range).
     case invalidSetting(key: String, value: String, rule: String)
+    /// A command that only reads the store was given a state directory with no store.
+    case noStore(stateDirectory: String)
 
     public var description: String {
         switch self {
@@ -340,6 +357,8 @@ public enum SettingsError: Error, Hashable, Sendable, CustomStringConvertible {
             "cannot use the schema file \(path): \(reason); fix it (docs/schemas.md) or leave it out of --schema and \"schemas\""
         case .invalidSetting(let key, let value, let rule):
             "the setting \(key) is \(value): it must be \(rule) (docs/syncctl.md and docs/daemon.md list the settings)"
+        case .noStore(let state):
+            "no store in \(state): no merge has run with this state directory. Check --state, SYNCD_STATE or the configuration's \"state\"; to start this device there, run syncctl merge"
         case .invalidPartSizes(let split, let join):
             "partSplitKilobytes \(split) and partJoinKilobytes \(join) do not work together: parts split above at least 16 KiB, and join below at most half of that (defaults: 2048 and 256)"
         }
