@@ -73,3 +73,36 @@ extension DaemonTests {
         #expect(fields == .object(JSONObject([("text", .string("changed by an app"))])))
     }
 }
+
+extension DaemonTests {
+    @Test(
+        "syncd says at the default level when records newly come into conflict, and at debug names each file a pass read and published"
+    )
+    func conflictsAndFilesLogged() throws {
+        // Given syncd at the default level, and another at debug
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        let quiet = try Daemon("desk", in: sandbox, logLevel: nil)
+        defer { quiet.stop() }
+        let chatty = try Daemon("tablet", in: sandbox, logLevel: "debug")
+        defer { chatty.stop() }
+        try quiet.waitUntilReady()
+        try chatty.waitUntilReady()
+
+        // When phone and laptop each write their own version of one record, neither seeing the other's
+        let id = Snapshots.id(3)
+        try sandbox.publish("phone.json", Snapshots.file("phone", records: [(id, Snapshots.fields("phone's"))]))
+        try sandbox.publish("laptop.json", Snapshots.file("laptop", records: [(id, Snapshots.fields("laptop's"))]))
+
+        // Then both say the record is in conflict, and how to settle it
+        let said = eventually(within: 30) {
+            [quiet, chatty].allSatisfy { $0.log.contains("records newly in conflict: syncctl conflicts shows them") }
+        }
+        #expect(said, "\(quiet.log)\n\(chatty.log)")
+        #expect(quiet.log.contains("merge.newConflicts=1"), "\(quiet.log)")
+        // And at debug, the files read and published are named; at the default level, they are not
+        #expect(chatty.log.contains("read file=phone.json") && chatty.log.contains("read file=laptop.json"), "\(chatty.log)")
+        #expect(chatty.log.contains("published file=tablet.json"), "\(chatty.log)")
+        #expect(!quiet.log.contains("read file="), "\(quiet.log)")
+    }
+}

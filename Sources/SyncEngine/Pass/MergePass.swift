@@ -1,4 +1,5 @@
 import Dispatch
+import Logging
 import Synchronization
 import SnapshotFormat
 import SnapshotMerge
@@ -349,6 +350,22 @@ extension SyncDevice {
     private func log(_ report: MergeReport) {
         for warning in report.warnings { logger.warning("\(warning)") }
         for refusal in report.refusedRecords { logger.warning("\(refusal)") }
+        // What a person must act on, at the default level (syncd under systemd logs notices).
+        if report.newConflicts > 0 {
+            logger.notice(
+                "records newly in conflict: syncctl conflicts shows them, syncctl resolve settles them",
+                metadata: ["merge.newConflicts": "\(report.newConflicts)", "merge.conflicts": "\(report.conflicts)"])
+        }
+        if logger.logLevel <= .debug {
+            for source in report.sources where source.status != .unchanged {
+                var metadata: Logger.Metadata = ["file": "\(source.name)", "file.outcome": "\(source.status.rawValue)"]
+                if let generation = source.generation { metadata["file.generation"] = "\(generation)" }
+                if let records = source.records { metadata["file.records"] = "\(records)" }
+                if let reason = source.reason { metadata["file.reason"] = "\(reason)" }
+                logger.debug("read", metadata: metadata)
+            }
+            for name in report.publishedFiles { logger.debug("published", metadata: ["file": "\(name)"]) }
+        }
         logger.info(
             "merge pass done",
             metadata: [
