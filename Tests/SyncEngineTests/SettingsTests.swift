@@ -64,6 +64,22 @@ struct SettingsTests {
         #expect(given.sharedFolder == "here" && given.stateDirectory == "there", "\(given)")
     }
 
+    @Test("A configuration file that cannot be read is refused saying why in plain words, not as a library's error dump")
+    func unreadableFile() async throws {
+        let folder = try ConfigFolder()
+        defer { folder.remove() }
+        let directory = folder.root.appendingPathComponent("config.d.json").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        for (path, said) in [(directory, "Is a directory"), (folder.root.appendingPathComponent("none.json").path, "No such file or directory")] {
+            await #expect(throws: SettingsError.unreadableConfiguration(path: path, reason: said)) {
+                _ = try await SyncSettings.resolve(commandLine: Values(shared: "/s", config: path), environment: ["HOME": folder.home])
+            }
+        }
+        await #expect(throws: SettingsError.invalidSetting(key: "SYNCD_STATE", value: "set but empty", rule: "a directory (unset it for the default)")) {
+            _ = try await SyncSettings.resolve(commandLine: Values(shared: "/s"), environment: ["HOME": folder.home, "SYNCD_STATE": ""])
+        }
+    }
+
     @Test("A setting of the wrong kind or out of its range, in the file or in a SYNCD_* variable, is refused naming it, not ignored", arguments: [
         (#"{"shared": "/s", "maxFileSize": "big"}"#, [:], "maxFileSize"),
         (#"{"shared": 42}"#, [:], "shared"),

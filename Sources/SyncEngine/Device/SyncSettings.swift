@@ -1,4 +1,8 @@
 import Configuration
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 import SnapshotFormat
 import SnapshotMerge
 import SystemPackage
@@ -103,6 +107,10 @@ public struct SyncSettings: Sendable, Hashable {
         let state =
             fromFile(try reader.checkedString("state"), given: commandLine.state, variable: "SYNCD_STATE")
             ?? defaultStateDirectory(environment: environment)
+        if state == "", commandLine.state == nil, environment["SYNCD_STATE"] == "" {
+            throw SettingsError.invalidSetting(
+                key: "SYNCD_STATE", value: "set but empty", rule: "a directory (unset it for the default)")
+        }
         guard let state, !state.isEmpty else { throw SettingsError.noStateDirectory }
         var device: SnapshotFormat.DeviceID?
         if let text = try reader.checkedString("device") {
@@ -191,7 +199,7 @@ public struct SyncSettings: Sendable, Hashable {
             EnvironmentVariablesProvider(environmentVariables: environment).prefixKeys(with: "syncd"),
         ]
         if let file = configurationFile(explicit: config ?? environment["SYNCD_CONFIG"], environment: environment) {
-            try checkConfigurationFile(file.path)
+            try checkConfigurationFile(file.path, mustExist: file.isExplicit)
             do {
                 providers.append(
                     try await FileProvider<JSONSnapshot>(filePath: FilePath(file.path), allowMissing: !file.isExplicit))
@@ -215,15 +223,19 @@ public struct SyncSettings: Sendable, Hashable {
     /// ignores keys it is not asked for: a misspelt `"maxFilesize"` or `"massDeletionShares"`
     /// would leave its setting at the default without a word. Both are refused instead, naming
     /// the file and the key.
-    static func checkConfigurationFile(_ path: String) throws(SettingsError) {
+    ///
+    /// - Parameter mustExist: whether a missing file is an error (one named by `--config` or
+    ///   `SYNCD_CONFIG`; the user's may be absent).
+    static func checkConfigurationFile(_ path: String, mustExist: Bool) throws(SettingsError) {
         let bytes: [UInt8]
         do {
             let descriptor = try SystemCalls.openForReading(path)
             defer { SystemCalls.close(descriptor) }
             bytes = try SystemCalls.readAll(descriptor, expectedSize: 4096, path: path)
         } catch {
-            // A missing file is the reader's to judge (the user's and system's may be absent).
-            return
+            // Said plainly here: the configuration library's own error is a Foundation dump.
+            if error.errno == ENOENT && !mustExist { return }
+            throw .unreadableConfiguration(path: path, reason: String(cString: strerror(error.errno)))
         }
         let value: JSONValue
         do {
