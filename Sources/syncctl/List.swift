@@ -77,6 +77,9 @@ extension SyncctlCommand {
 
         @OptionGroup var global: GlobalOptions
         @Option(help: "Only records of this type.") var type: String?
+        // Accepted as in every command that prints data: export prints JSON only.
+        @Flag(name: .customLong("json"), help: "Accepted for uniformity: export always prints JSON.")
+        var json = false
 
         func run() async throws {
             try await reportingFailures {

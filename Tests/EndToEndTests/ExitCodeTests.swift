@@ -326,6 +326,28 @@ struct ExitCodeTests {
         #expect(try workspace.run(["list"] + workspace.location()).status == 0)
     }
 
+    @Test("status --json names in one word why a file did not merge (problemKind, as merge --json does); export accepts --json like every command that prints data")
+    func problemKindAndExportJSON() throws {
+        let workspace = try Workspace()
+        defer { workspace.remove() }
+        try workspace.write("phone.json", Array(#"{"format": 1, "device": "phone", "generation": 1, "records": ["#.utf8))
+        let merge = try workspace.run(["merge"] + workspace.location())
+        #expect(merge.status == 3, "\(merge)")
+        let status = try workspace.run(["status", "--json"] + workspace.location())
+        guard case .object(let report) = try StrictJSON.parse(Array(status.stdout.utf8)), case .array(let sources)? = report["sources"] else {
+            Issue.record("no sources in \(status)")
+            return
+        }
+        let phone = sources.first { if case .object(let source) = $0 { source["name"] == .string("phone.json") } else { false } }
+        guard case .object(let source)? = phone else {
+            Issue.record("no phone.json in \(status)")
+            return
+        }
+        #expect(source["problemKind"] != nil && source["problemKind"] != .null, "\(source)")
+        let export = try workspace.run(["export", "--json"] + workspace.location())
+        #expect(export.status == 0 && export.stdout.hasPrefix(#"{"device":"desk""#), "\(export)")
+    }
+
     @Test("a wrong command line exits 64")
     func usage() throws {
         let workspace = try Workspace()

@@ -15,6 +15,9 @@ public struct StatusReport: Codable, Hashable, Sendable {
         public var present: Bool
         /// Whether its last read was rejected for trust.
         public var isUntrusted: Bool
+        /// Why the whole file was not merged at its last read, in one word (as `merge --json`
+        /// says it: `untrusted`, `invalid_json`, `too_large`, `held_back`…); nil when it merged.
+        public var problemKind: String? = nil
     }
 
     public var device: String
@@ -81,7 +84,7 @@ extension SyncDevice {
                         highestGeneration: $0.highestGeneration,
                         lastMerged: $0.lastMergedAt.map { Timestamp(milliseconds: $0).written },
                         lastProblem: $0.lastProblem, lastWarning: $0.lastWarning, present: $0.present,
-                        isUntrusted: $0.isUntrusted)
+                        isUntrusted: $0.isUntrusted, problemKind: $0.problemKind)
                 },
                 trusted: trusted, rejectedForTrust: rejectedForTrust, warnings: warnings)
         }
