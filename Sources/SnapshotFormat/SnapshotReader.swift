@@ -513,10 +513,98 @@ extension SnapshotReader {
         }
         guard checker.position == bytes.count else { return ElementReading(versions: [], problems: [], isValidJSON: false) }
         checker.position = 0
+        let id = checker.endOfRecord()?.id?.description
+        // A conflict entry sits two levels deeper than the version it was: a version read at the
+        // top of its record can be too deep once a device keeps it as a conflict. Such an entry
+        // is rejected on its own, as the contract rejects entries, and the record merges.
+        if let trimmed = withoutTooDeepEntries(bytes) {
+            var reading = trimmed.bytes.withUnsafeBufferPointer { readElement(of: $0, at: index) }
+            if reading.isValidJSON, !reading.versions.isEmpty {
+                reading.problems += trimmed.dropped.map { entry in
+                    RecordProblem(
+                        recordIndex: index, conflictIndex: entry, recordID: id,
+                        rule: JSONParseError.tooDeepReason + ", deeper than this device reads: not merged (it stays in its file)")
+                }
+                return reading
+            }
+        }
         let problem = RecordProblem(
-            recordIndex: index, recordID: checker.endOfRecord()?.id?.description,
+            recordIndex: index, recordID: id,
             rule: JSONParseError.tooDeepReason + ", deeper than this device reads: not merged (it stays in its file)")
         return ElementReading(versions: [], problems: [problem], isValidJSON: true)
+    }
+
+    /// The record element `bytes` (valid JSON) with the entries of its `conflicts` that are
+    /// nested deeper than ``StrictJSON/maximumDepth`` left out, and their positions; nil when
+    /// none is (or the element is not an object with such an array).
+    private static func withoutTooDeepEntries(_ bytes: UnsafeBufferPointer<UInt8>) -> (bytes: [UInt8], dropped: [Int])? {
+        let walker = StrictJSONParser(bytes)
+        var at = 0
+        func skipWhitespace() {
+            while at < bytes.count, bytes[at] == 0x20 || bytes[at] == 0x0A || bytes[at] == 0x0D || bytes[at] == 0x09 { at += 1 }
+        }
+        skipWhitespace()
+        guard at < bytes.count, bytes[at] == UInt8(ascii: "{") else { return nil }
+        at += 1
+        while true {
+            skipWhitespace()
+            guard at < bytes.count, bytes[at] == UInt8(ascii: "\""), let keyEnd = walker.endOfElement(from: at) else { return nil }
+            let isConflicts = bytes[at..<keyEnd].elementsEqual(#""conflicts""#.utf8)
+            at = keyEnd
+            skipWhitespace()
+            guard at < bytes.count, bytes[at] == UInt8(ascii: ":") else { return nil }
+            at += 1
+            skipWhitespace()
+            if isConflicts, at < bytes.count, bytes[at] == UInt8(ascii: "[") {
+                return withoutTooDeepEntries(bytes, arrayAt: at, walker: walker)
+            }
+            guard let valueEnd = walker.endOfElement(from: at) else { return nil }
+            at = valueEnd
+            skipWhitespace()
+            guard at < bytes.count, bytes[at] == UInt8(ascii: ",") else { return nil }
+            at += 1
+        }
+    }
+
+    private static func withoutTooDeepEntries(
+        _ bytes: UnsafeBufferPointer<UInt8>, arrayAt start: Int, walker: StrictJSONParser
+    ) -> (bytes: [UInt8], dropped: [Int])? {
+        var kept: [Range<Int>] = []
+        var dropped: [Int] = []
+        var at = start + 1
+        func skipWhitespace() {
+            while at < bytes.count, bytes[at] == 0x20 || bytes[at] == 0x0A || bytes[at] == 0x0D || bytes[at] == 0x09 { at += 1 }
+        }
+        skipWhitespace()
+        if at < bytes.count, bytes[at] == UInt8(ascii: "]") { return nil }
+        while true {
+            skipWhitespace()
+            guard let end = walker.endOfElement(from: at) else { return nil }
+            // As deep as it sits in a file: the file object, `records`, the record, `conflicts`.
+            var entry = StrictJSONParser(UnsafeBufferPointer(rebasing: bytes[at..<end]))
+            entry.baseDepth = 4
+            do throws(JSONParseError) {
+                _ = try entry.parseValue()
+                kept.append(at..<end)
+            } catch {
+                guard error.isTooDeep else { return nil }
+                dropped.append(kept.count + dropped.count)
+            }
+            at = end
+            skipWhitespace()
+            guard at < bytes.count else { return nil }
+            if bytes[at] == UInt8(ascii: "]") { break }
+            guard bytes[at] == UInt8(ascii: ",") else { return nil }
+            at += 1
+        }
+        guard !dropped.isEmpty else { return nil }
+        var result = Array(bytes[...start])
+        for (number, range) in kept.enumerated() {
+            if number > 0 { result.append(UInt8(ascii: ",")) }
+            result += bytes[range]
+        }
+        result += bytes[at...]
+        return (result, dropped)
     }
 
     /// The reading of a split file from its elements' readings, in order (nil for an element

@@ -50,6 +50,27 @@ struct DeepNestingTests {
         }
     }
 
+    @Test(
+        "a conflict entry nested deeper than 512 levels (a version read at the top of its record, kept by a device as a conflict, two levels deeper) is rejected alone: the record's version and its other entries merge"
+    )
+    func deepConflictEntryAlone() throws {
+        // Given a record whose version is shallow, its first entry shallow, its second 509 levels
+        // deep in its fields (fine at the top of a record, too deep as an entry)
+        let entry = { (device: String, fields: String) in
+            #"{"id":"\#(Self.deepID)","type":"T","lastModified":"2026-11-22T10:00:00.000Z","modifiedBy":"\#(device)","versionVector":{"\#(device)":1},"fields":\#(fields)}"#
+        }
+        let conflicts = #","conflicts":["# + entry("b", #"{"b":1}"#) + "," + entry("c", #"{"x":\#(Self.arrays(508))}"#) + "]"
+        let bytes = Self.file([Self.record(Self.deepID, extra: conflicts), Self.record(Self.plainID)])
+
+        // When it is read every way the code reads a file
+        for reading in try Self.readings(bytes) {
+            // Then the record's version and its shallow entry merge, the deep entry is reported alone
+            #expect(reading.versions.map(\.modifiedBy?.rawValue) == ["a", "b", "a"], "\(reading.versions.map(\.modifiedBy))")
+            #expect(reading.problems.count == 1, "\(reading.problems)")
+            #expect(reading.problems.first?.conflictIndex == 1 && reading.problems.first?.recordID == Self.deepID, "\(reading.problems)")
+        }
+    }
+
     @Test("a valid record nested deeper than 512 levels is rejected alone; the rest of its file merges")
     func deepRecordAlone() throws {
         // Given a file whose first record's fields nest 600 arrays deep, and a plain second record
@@ -69,13 +90,14 @@ struct DeepNestingTests {
         }
     }
 
-    @Test("a conflict entry nested too deep rejects its record, entries included; depth 512 still reads")
+    @Test("a conflict entry nested too deep is rejected alone, its record's version merges; depth 512 still reads")
     func deepConflictEntry() throws {
         let entry = #"{"id":"\#(Self.deepID)","type":"T","versionVector":{"b":1},"fields":{"x":\#(Self.arrays(600))}}"#
         let bytes = Self.file([Self.record(Self.deepID, extra: #","conflicts":[\#(entry)]"#), Self.record(Self.plainID)])
         for reading in try Self.readings(bytes) {
-            #expect(reading.versions.map(\.id.rawValue) == [Self.plainID])
+            #expect(reading.versions.map(\.id.rawValue) == [Self.deepID, Self.plainID])
             #expect(reading.problems.map(\.recordID) == [Self.deepID])
+            #expect(reading.problems.map(\.conflictIndex) == [0])
         }
         // The file, its records array, the record, its fields object and 508 arrays: 512 levels.
         let atTheLimit = Self.file([Self.record(Self.deepID, fields: #"{"x":\#(Self.arrays(508))}"#)])
