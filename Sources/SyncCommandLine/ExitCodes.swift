@@ -2,7 +2,6 @@ import ArgumentParser
 import Foundation
 import SyncEngine
 
-
 /// The documented exit codes of syncctl and syncd (docs/syncctl.md); sysexits(3) values where one fits.
 public enum SyncctlExit {
     /// Everything valid merged, but some source or record was skipped or rejected.

@@ -167,8 +167,9 @@ public final class SyncService: Service, Sendable {
             }
             // Files under this device's name signed by another key: another device runs with this
             // ID, and each would publish over the other's files at every pass, forever (trust on,
-            // neither merges the other's; trust off, each rewrites the other's with its own key). After the second such pass in a row, passes wait 1, 2,
-            // 4… up to 60 s: the fight slows to a file a minute, and each pass says so again.
+            // neither merges the other's; trust off, each rewrites the other's with its own key).
+            // After the second such pass in a row, passes wait 1, 2, 4… up to 60 s: the fight
+            // slows to a file a minute, and each pass says so again.
             // (A pass with nothing to do, this process's own store event, changes nothing.)
             if failed != nil { fightsOverOwnName = impostors.isEmpty ? 0 : fightsOverOwnName + 1 }
             if !impostors.isEmpty, fightsOverOwnName > 1 {

@@ -200,7 +200,6 @@ extension SyncDevice {
     static let anotherDeviceUsesThisID = "ANOTHER DEVICE IS USING THIS DEVICE'S ID"
 
     /// A loud warning when a file under this device's name is not one this device wrote.
-
     private func impostorWarning(_ reading: SnapshotReading, fileDigest: String, session: StoreSession)
         throws -> String?
     {
