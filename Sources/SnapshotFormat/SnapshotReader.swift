@@ -538,72 +538,57 @@ extension SnapshotReader {
     /// nested deeper than ``StrictJSON/maximumDepth`` left out, and their positions; nil when
     /// none is (or the element is not an object with such an array).
     private static func withoutTooDeepEntries(_ bytes: UnsafeBufferPointer<UInt8>) -> (bytes: [UInt8], dropped: [Int])? {
-        let walker = StrictJSONParser(bytes)
-        var at = 0
-        func skipWhitespace() {
-            while at < bytes.count, bytes[at] == 0x20 || bytes[at] == 0x0A || bytes[at] == 0x0D || bytes[at] == 0x09 { at += 1 }
+        // Walked by structure alone: the element is valid, but too deep to parse whole.
+        var walker = StrictJSONParser(bytes)
+        func byte(_ ascii: Unicode.Scalar) -> Bool {
+            walker.skipWhitespace()
+            return walker.position < bytes.count && bytes[walker.position] == UInt8(ascii: ascii)
         }
-        skipWhitespace()
-        guard at < bytes.count, bytes[at] == UInt8(ascii: "{") else { return nil }
-        at += 1
-        while true {
-            skipWhitespace()
-            guard at < bytes.count, bytes[at] == UInt8(ascii: "\""), let keyEnd = walker.endOfElement(from: at) else { return nil }
-            let isConflicts = bytes[at..<keyEnd].elementsEqual(#""conflicts""#.utf8)
-            at = keyEnd
-            skipWhitespace()
-            guard at < bytes.count, bytes[at] == UInt8(ascii: ":") else { return nil }
-            at += 1
-            skipWhitespace()
-            if isConflicts, at < bytes.count, bytes[at] == UInt8(ascii: "[") {
-                return withoutTooDeepEntries(bytes, arrayAt: at, walker: walker)
-            }
-            guard let valueEnd = walker.endOfElement(from: at) else { return nil }
-            at = valueEnd
-            skipWhitespace()
-            guard at < bytes.count, bytes[at] == UInt8(ascii: ",") else { return nil }
-            at += 1
+        func skipElement() -> Bool {
+            guard let end = walker.endOfElement() else { return false }
+            walker.position = end
+            return true
         }
-    }
-
-    private static func withoutTooDeepEntries(
-        _ bytes: UnsafeBufferPointer<UInt8>, arrayAt start: Int, walker: StrictJSONParser
-    ) -> (bytes: [UInt8], dropped: [Int])? {
+        guard byte("{") else { return nil }
+        walker.position += 1
+        var isConflicts = false
+        repeat {
+            guard byte("\"") else { return nil }
+            let key = walker.position
+            guard skipElement(), byte(":") else { return nil }
+            isConflicts = bytes[key..<walker.position].elementsEqual(#""conflicts""#.utf8)
+            walker.position += 1
+            if isConflicts, byte("[") { break }
+            guard skipElement() else { return nil }
+        } while (try? walker.continues(closedBy: UInt8(ascii: "}"))) == true
+        guard isConflicts, byte("[") else { return nil }
+        let start = walker.position
+        walker.position += 1
+        if byte("]") { return nil }
         var kept: [Range<Int>] = []
         var dropped: [Int] = []
-        var at = start + 1
-        func skipWhitespace() {
-            while at < bytes.count, bytes[at] == 0x20 || bytes[at] == 0x0A || bytes[at] == 0x0D || bytes[at] == 0x09 { at += 1 }
-        }
-        skipWhitespace()
-        if at < bytes.count, bytes[at] == UInt8(ascii: "]") { return nil }
-        while true {
-            skipWhitespace()
-            guard let end = walker.endOfElement(from: at) else { return nil }
+        repeat {
+            walker.skipWhitespace()
+            let entryStart = walker.position
+            guard skipElement() else { return nil }
             // As deep as it sits in a file: the file object, `records`, the record, `conflicts`.
-            var entry = StrictJSONParser(UnsafeBufferPointer(rebasing: bytes[at..<end]))
+            var entry = StrictJSONParser(UnsafeBufferPointer(rebasing: bytes[entryStart..<walker.position]))
             entry.baseDepth = 4
             do throws(JSONParseError) {
                 _ = try entry.parseValue()
-                kept.append(at..<end)
+                kept.append(entryStart..<walker.position)
             } catch {
                 guard error.isTooDeep else { return nil }
                 dropped.append(kept.count + dropped.count)
             }
-            at = end
-            skipWhitespace()
-            guard at < bytes.count else { return nil }
-            if bytes[at] == UInt8(ascii: "]") { break }
-            guard bytes[at] == UInt8(ascii: ",") else { return nil }
-            at += 1
-        }
-        guard !dropped.isEmpty else { return nil }
+        } while (try? walker.continues(closedBy: UInt8(ascii: "]"))) == true
+        guard !dropped.isEmpty, bytes[walker.position - 1] == UInt8(ascii: "]") else { return nil }
         var result = Array(bytes[...start])
         for (number, range) in kept.enumerated() {
             if number > 0 { result.append(UInt8(ascii: ",")) }
             result += bytes[range]
         }
-        result += bytes[at...]
+        result += bytes[(walker.position - 1)...]
         return (result, dropped)
     }
 

@@ -128,19 +128,19 @@ extension SyncDevice {
     ) throws -> EditReport {
         try locked {
             // What the pass's transaction committed (a pass can run its edit again, on a retry).
-            let committed = Mutex<LocalEditOutcome??>(nil)
+            let committed = Mutex<LocalEditOutcome?>(nil)
             let report: MergeReport
             let made: LocalEditOutcome??
             do {
                 (report, made) = try pass { session, now -> LocalEditOutcome? in
                     let outcome = try Self.apply(
                         make, to: id, expecting: expecting, session: session, now: now, schemas: self.schemas)
-                    committed.withLock { $0 = .some(outcome) }
+                    committed.withLock { $0 = outcome }
                     return outcome
                 }
             } catch let failure as EngineError {
                 // Published after the transaction committed: the edit is in the store.
-                guard case .publishFailed = failure, case .some(.some(let outcome)) = committed.withLock({ $0 }) else {
+                guard case .publishFailed = failure, let outcome = committed.withLock({ $0 }) else {
                     throw failure
                 }
                 var report = Self.report(of: outcome, merge: MergeReport(), publishedGeneration: nil)
