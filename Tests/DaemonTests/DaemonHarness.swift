@@ -70,18 +70,11 @@ final class Sandbox: @unchecked Sendable {
     func launch(
         _ executable: String, _ arguments: [String], stdin: String = "", environment: [String: String]? = nil
     ) throws -> Launched {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        process.environment = environment ?? self.environment
         let name = path("out/" + UUID().uuidString)
-        _ = FileManager.default.createFile(atPath: name + ".out", contents: nil)
-        _ = FileManager.default.createFile(atPath: name + ".err", contents: nil)
         _ = FileManager.default.createFile(atPath: name + ".in", contents: Data(stdin.utf8))
-        process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: name + ".out"))
-        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: name + ".err"))
-        process.standardInput = try FileHandle(forReadingFrom: URL(fileURLWithPath: name + ".in"))
-        try process.run()
+        let process = try SpawnedProcess(
+            executable, arguments, environment: environment ?? self.environment, stdin: name + ".in",
+            stdout: .file(name + ".out"), stderr: .file(name + ".err"))
         return Launched(process: process, outputPath: name)
     }
 
@@ -120,32 +113,28 @@ final class Sandbox: @unchecked Sendable {
 
 /// A started process, stopped by PID: SIGTERM, then SIGKILL after a timeout.
 struct Launched {
-    let process: Process
+    let process: SpawnedProcess
     let outputPath: String
 
-    var pid: Int32 { process.processIdentifier }
+    var pid: Int32 { process.pid }
     var stdout: String { (try? String(contentsOfFile: outputPath + ".out", encoding: .utf8)) ?? "" }
     var stderr: String { (try? String(contentsOfFile: outputPath + ".err", encoding: .utf8)) ?? "" }
 
     /// Sends `signal` to this process by PID, if it still runs.
     func signal(_ signal: Int32) {
-        if process.isRunning { _ = kill(pid, signal) }
+        process.signal(signal)
     }
 
     /// Waits up to `timeout` seconds for the exit status; nil if it is still running.
     func exitStatus(within timeout: Double) -> Int32? {
-        let deadline = Date().addingTimeInterval(timeout)
-        while process.isRunning && Date() < deadline { usleep(5_000) }
-        guard !process.isRunning else { return nil }
-        process.waitUntilReaped()
-        return process.terminationStatus
+        process.exited(within: timeout) ? process.terminationStatus : nil
     }
 
     /// Waits for the process; past `timeout` seconds it is killed by PID and an error is thrown.
     func wait(timeout: Double) throws -> ToolRun {
         guard let status = exitStatus(within: timeout) else {
             stop(grace: 0)
-            throw Failure("\(process.arguments ?? []) did not finish within \(timeout) s; killed PID \(pid)")
+            throw Failure("\(process.arguments) did not finish within \(timeout) s; killed PID \(pid)")
         }
         return ToolRun(status: status, stdout: stdout, stderr: stderr)
     }
@@ -154,11 +143,11 @@ struct Launched {
     @discardableResult
     func stop(grace: Double = 10) -> Int32 {
         guard process.isRunning else { return process.terminationStatus }
-        _ = kill(pid, SIGCONT)
-        if grace > 0 { _ = kill(pid, SIGTERM) }
+        process.signal(SIGCONT)
+        if grace > 0 { process.signal(SIGTERM) }
         if let status = exitStatus(within: grace) { return status }
-        _ = kill(pid, SIGKILL)
-        process.waitUntilReaped()
+        process.signal(SIGKILL)
+        process.waitUntilExit()
         return process.terminationStatus
     }
 }

@@ -59,7 +59,7 @@ final class Daemon: @unchecked Sendable {
     /// SIGKILL by PID, and reaped.
     func kill9() {
         launched.signal(SIGKILL)
-        launched.process.waitUntilReaped()
+        launched.process.waitUntilExit()
         notify.close()
     }
 }

@@ -23,18 +23,11 @@ struct ProgressTests {
 
         // A terminal (script(1) gives the command one): the progress, then its last line, ended
         let command = ([try SyncctlBinary.require(), "merge", "--reread"] + desk).map { "'\($0)'" }.joined(separator: " ")
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
-        process.arguments = ["-qec", command, "/dev/null"]
-        process.environment = quiet
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let bytes = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilReaped()
-        let text = String(decoding: bytes, as: UTF8.self)
-        #expect(process.terminationStatus == 0, "\(text)")
+        let output = workspace.path("script.out")
+        let status = try SpawnedProcess.run(
+            "/usr/bin/script", ["-qec", command, "/dev/null"], environment: quiet, stdout: .file(output))
+        let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
+        #expect(status == 0, "\(text)")
         #expect(text.contains("syncctl: read 3 file(s)"), "\(text)")  // its own, phone's and tablet's
         #expect(text.contains("merged") && text.contains("versions in"), "\(text)")
         #expect(text.contains("Merged "), "\(text)")

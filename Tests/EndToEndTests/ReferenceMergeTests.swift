@@ -16,18 +16,15 @@ struct ReferenceMergeTests {
             .deletingLastPathComponent()
         let output = workspace.path("spec_check.out")
         FileManager.default.createFile(atPath: output, contents: nil)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        process.arguments = [
-            repository.appendingPathComponent("bench/spec_check.py").path, "--syncctl", try SyncctlBinary.require(),
-            "--generate", "--hostile-only", "--vectors", "--tmp", workspace.root.path,
-        ]
         var environment = ProcessInfo.processInfo.environment
         environment["SNAPSHOT_VECTORS"] = ConformanceVectors.root.path
-        process.environment = environment
-        process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: output))
-        process.standardError = process.standardOutput
-        try process.run()
+        let process = try SpawnedProcess(
+            "/usr/bin/python3",
+            [
+                repository.appendingPathComponent("bench/spec_check.py").path, "--syncctl", try SyncctlBinary.require(),
+                "--generate", "--hostile-only", "--vectors", "--tmp", workspace.root.path,
+            ],
+            environment: environment, stdout: .file(output), stderr: .standardOutput)
         // Each syncctl it runs has a timeout of its own; the whole run is stopped by PID after 20 minutes.
         let run = try Started(process: process, stdoutPath: output, stderrPath: output).wait(timeout: 1_200)
         let text = run.stdout

@@ -85,20 +85,13 @@ struct Workspace {
     func start(
         _ arguments: [String], stdin: String? = nil, environment: [String: String]? = nil, prefix: [String] = []
     ) throws -> Started {
-        let process = Process()
         let syncctl = try SyncctlBinary.require()
-        process.executableURL = URL(fileURLWithPath: prefix.first ?? syncctl)
-        process.arguments = prefix.isEmpty ? arguments : Array(prefix.dropFirst()) + [syncctl] + arguments
-        process.environment = environment ?? self.environment
         let name = UUID().uuidString
         let out = path("\(name).out"), err = path("\(name).err"), input = path("\(name).in")
-        FileManager.default.createFile(atPath: out, contents: nil)
-        FileManager.default.createFile(atPath: err, contents: nil)
         FileManager.default.createFile(atPath: input, contents: Data((stdin ?? "").utf8))
-        process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: out))
-        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: err))
-        process.standardInput = try FileHandle(forReadingFrom: URL(fileURLWithPath: input))
-        try process.run()
+        let process = try SpawnedProcess(
+            prefix.first ?? syncctl, prefix.isEmpty ? arguments : Array(prefix.dropFirst()) + [syncctl] + arguments,
+            environment: environment ?? self.environment, stdin: input, stdout: .file(out), stderr: .file(err))
         return Started(process: process, stdoutPath: out, stderrPath: err)
     }
 
@@ -114,23 +107,20 @@ struct Workspace {
 
 /// A started `syncctl` process (or another program a test runs, such as a bench script).
 struct Started {
-    let process: Process
+    let process: SpawnedProcess
     let stdoutPath: String
     let stderrPath: String
 
-    var pid: Int32 { process.processIdentifier }
+    var pid: Int32 { process.pid }
 
     /// Waits for the process; past `timeout` seconds it is killed by PID and an error is thrown.
     func wait(timeout: Double = 120) throws -> Run {
-        let deadline = Date().addingTimeInterval(timeout)
-        while process.isRunning && Date() < deadline { usleep(5_000) }
-        if process.isRunning {
-            _ = Glibc.kill(pid, SIGKILL)
-            process.waitUntilReaped()
-            let program = process.executableURL?.lastPathComponent ?? "process"
-            throw HarnessError("\(program) \(process.arguments ?? []) did not finish within \(timeout) s; killed PID \(pid)")
+        if !process.exited(within: timeout) {
+            process.signal(SIGKILL)
+            process.waitUntilExit()
+            let program = URL(fileURLWithPath: process.executable).lastPathComponent
+            throw HarnessError("\(program) \(process.arguments) did not finish within \(timeout) s; killed PID \(pid)")
         }
-        process.waitUntilReaped()
         return Run(
             status: process.terminationStatus,
             stdout: (try? String(contentsOfFile: stdoutPath, encoding: .utf8)) ?? "",
@@ -139,8 +129,8 @@ struct Started {
 
     /// Sends SIGKILL to this process by PID and reaps it.
     func kill() {
-        if process.isRunning { _ = Glibc.kill(pid, SIGKILL) }
-        process.waitUntilReaped()
+        process.signal(SIGKILL)
+        process.waitUntilExit()
     }
 }
 

@@ -53,19 +53,12 @@ enum FuzzScript {
 
     static func run(_ arguments: [String], environment extra: [String: String]) async throws -> Run {
         let log = FileManager.default.temporaryDirectory.appendingPathComponent("fuzz-smoke-\(UUID().uuidString).log")
-        FileManager.default.createFile(atPath: log.path, contents: nil)
         defer { try? FileManager.default.removeItem(at: log) }
-        let handle = try FileHandle(forWritingTo: log)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/bash")
-        process.arguments = [repositoryRoot.appendingPathComponent("scripts/fuzz.sh").path] + arguments
-        process.currentDirectoryURL = repositoryRoot
-        process.environment = ProcessInfo.processInfo.environment.merging(extra) { _, given in given }
-        process.standardOutput = handle
-        process.standardError = handle
-        try process.run()
-        await process.reaped()
-        try handle.close()
+        let process = try SpawnedProcess(
+            "/bin/bash", [repositoryRoot.appendingPathComponent("scripts/fuzz.sh").path] + arguments,
+            environment: ProcessInfo.processInfo.environment.merging(extra) { _, given in given },
+            directory: repositoryRoot.path, stdout: .file(log.path), stderr: .standardOutput)
+        await process.exited()
         let output = (try? String(contentsOf: log, encoding: .utf8)) ?? "(no output)"
         return Run(status: process.terminationStatus, output: output)
     }

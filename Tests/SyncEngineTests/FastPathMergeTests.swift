@@ -149,11 +149,8 @@ struct FastPathMergeTests {
     static func generate(into folder: String, records: Int) throws {
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("bench/generate.py").path
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        process.arguments = [script, folder, "--devices", "3", "--records", "\(records)", "--seed", "3"]
-        try process.run()
-        process.waitUntilReaped()
-        try #require(process.terminationStatus == 0, "bench/generate.py failed")
+        let status = try SpawnedProcess.run(
+            "/usr/bin/python3", [script, folder, "--devices", "3", "--records", "\(records)", "--seed", "3"])
+        try #require(status == 0, "bench/generate.py failed")
     }
 }

@@ -121,12 +121,7 @@ struct TinyFileSystem {
     }
 
     private static func run(_ tool: String, _ arguments: [String]) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: tool)
-        process.arguments = arguments
-        try process.run()
-        process.waitUntilReaped()
-        guard process.terminationStatus == 0 else {
+        guard try SpawnedProcess.run(tool, arguments) == 0 else {
             throw CocoaError(.fileWriteUnknown, userInfo: [NSLocalizedDescriptionKey: "\(tool) \(arguments) failed"])
         }
     }

@@ -29,12 +29,7 @@ struct VectorConformanceTests {
         let sandbox = try Sandbox()
         defer { sandbox.remove() }
         try FileManager.default.removeItem(atPath: sandbox.shared)
-        let copy = Process()
-        copy.executableURL = URL(fileURLWithPath: "/bin/cp")
-        copy.arguments = ["-a", folder.appendingPathComponent("input").path, sandbox.shared]
-        try copy.run()
-        copy.waitUntilReaped()
-        try #require(copy.terminationStatus == 0)
+        try #require(try SpawnedProcess.run("/bin/cp", ["-a", folder.appendingPathComponent("input").path, sandbox.shared]) == 0)
 
         // When a new device merges it
         let device = try sandbox.device("zz-vector")

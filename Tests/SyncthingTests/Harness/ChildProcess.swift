@@ -9,7 +9,7 @@ import TestSupport
 final class ChildProcess: @unchecked Sendable {
     /// A short name for messages: `syncthing a`, `syncd beta`.
     let name: String
-    let process: Process
+    let process: SpawnedProcess
     /// Standard output goes to `outputPath + ".out"`, standard error to `outputPath + ".err"`.
     let outputPath: String
 
@@ -20,21 +20,16 @@ final class ChildProcess: @unchecked Sendable {
     ) throws {
         self.name = name
         self.outputPath = outputPath
-        process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        process.environment = environment
         let manager = FileManager.default
         _ = manager.createFile(atPath: outputPath + ".out", contents: nil)
         _ = manager.createFile(atPath: outputPath + ".err", contents: nil)
         _ = manager.createFile(atPath: outputPath + ".in", contents: Data(stdin.utf8))
-        process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: outputPath + ".out"))
-        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: outputPath + ".err"))
-        process.standardInput = try FileHandle(forReadingFrom: URL(fileURLWithPath: outputPath + ".in"))
-        try process.run()
+        process = try SpawnedProcess(
+            executable, arguments, environment: environment, stdin: outputPath + ".in",
+            stdout: .file(outputPath + ".out"), stderr: .file(outputPath + ".err"))
     }
 
-    var pid: Int32 { process.processIdentifier }
+    var pid: Int32 { process.pid }
     var isRunning: Bool { process.isRunning }
     var stdout: String { (try? String(contentsOfFile: outputPath + ".out", encoding: .utf8)) ?? "" }
     var stderr: String { (try? String(contentsOfFile: outputPath + ".err", encoding: .utf8)) ?? "" }
@@ -47,7 +42,6 @@ final class ChildProcess: @unchecked Sendable {
     /// Waits (without blocking a thread) up to `timeout` seconds for the exit; nil if it still runs.
     func exitStatus(within timeout: Double) async -> Int32? {
         guard await eventually(within: timeout, every: 0.005, { !process.isRunning }) else { return nil }
-        process.waitUntilReaped()
         return process.terminationStatus
     }
 
@@ -56,7 +50,7 @@ final class ChildProcess: @unchecked Sendable {
         guard let status = await exitStatus(within: timeout) else {
             stop(grace: 0)
             throw HarnessError(
-                "\(name) \(process.arguments ?? []) did not finish within \(timeout) s; killed PID \(pid)")
+                "\(name) \(process.arguments) did not finish within \(timeout) s; killed PID \(pid)")
         }
         return ToolRun(status: status, stdout: stdout, stderr: stderr)
     }
@@ -67,14 +61,14 @@ final class ChildProcess: @unchecked Sendable {
     @discardableResult
     func stop(grace: Double = 10) -> Int32 {
         guard process.isRunning else { return process.terminationStatus }
-        _ = kill(pid, SIGCONT)
+        process.signal(SIGCONT)
         if grace > 0 {
-            _ = kill(pid, SIGTERM)
+            process.signal(SIGTERM)
             let deadline = Date().addingTimeInterval(grace)
             while process.isRunning && Date() < deadline { usleep(5_000) }
         }
-        if process.isRunning { _ = kill(pid, SIGKILL) }
-        process.waitUntilReaped()
+        process.signal(SIGKILL)
+        process.waitUntilExit()
         return process.terminationStatus
     }
 }
