@@ -22,7 +22,6 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
-        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
     ],
     targets: [
@@ -57,8 +56,7 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
-                // syncd's metrics, written as a Prometheus text file after each pass.
-                .product(name: "CoreMetrics", package: "swift-metrics"),
+                // syncd's metrics, written as a Prometheus text file after each pass (with # HELP lines).
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ]),
         // Pure: schemas known only at run time (JSON schema files) and validating versions against them.

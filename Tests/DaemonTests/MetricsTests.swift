@@ -8,13 +8,17 @@ extension DaemonTests {
     static func samples(_ text: String) -> [String: Double] {
         var samples: [String: Double] = [:]
         for line in text.split(separator: "\n") where !line.hasPrefix("#") {
-            guard let space = line.lastIndex(of: " "), let value = Double(line[line.index(after: space)...]) else { continue }
+            guard let space = line.lastIndex(of: " "), let value = Double(line[line.index(after: space)...]) else {
+                continue
+            }
             samples[String(line[..<space])] = value
         }
         return samples
     }
 
-    @Test("syncd writes its metrics after each pass, by rename, where --metrics-file says: passes, records, files rejected by reason, bytes")
+    @Test(
+        "syncd writes its metrics after each pass, by rename, where --metrics-file says: passes, records, files rejected by reason, bytes"
+    )
     func metricsFile() throws {
         // Given a peer's file with 3 records and a file that is not valid JSON
         let sandbox = try Sandbox()
@@ -33,10 +37,11 @@ extension DaemonTests {
 
         // Then the file says so, in the Prometheus text format
         var samples: [String: Double] = [:]
-        #expect(eventually(within: 10) {
-            samples = Self.samples((try? String(contentsOfFile: path, encoding: .utf8)) ?? "")
-            return (samples["snapshotsync_passes_total"] ?? 0) >= 1
-        }, "\(daemon.log)")
+        #expect(
+            eventually(within: 10) {
+                samples = Self.samples((try? String(contentsOfFile: path, encoding: .utf8)) ?? "")
+                return (samples["snapshotsync_passes_total"] ?? 0) >= 1
+            }, "\(daemon.log)")
         #expect(samples["snapshotsync_pass_failures_total"] == 0)
         #expect(samples[#"snapshotsync_records{state="live"}"#] == 3)
         #expect(samples[#"snapshotsync_files_rejected{reason="invalid_json"}"#] == 1)
@@ -47,13 +52,25 @@ extension DaemonTests {
         #expect((samples["snapshotsync_pass_duration_seconds_count"] ?? 0) >= 1)
         let text = try String(contentsOfFile: path, encoding: .utf8)
         #expect(text.contains("# TYPE snapshotsync_passes_total counter"))
+        // Every metric says what it means, once per name
+        for name in [
+            "snapshotsync_passes_total", "snapshotsync_pass_failures_total", "snapshotsync_pass_duration_seconds",
+            "snapshotsync_last_pass_timestamp_seconds", "snapshotsync_last_success_timestamp_seconds",
+            "snapshotsync_read_bytes_total", "snapshotsync_written_bytes_total", "snapshotsync_sources",
+            "snapshotsync_files_rejected", "snapshotsync_records",
+        ] {
+            #expect(text.components(separatedBy: "# HELP \(name) ").count == 2, "\(name)\n\(text)")
+        }
+        #expect(text.contains("# TYPE snapshotsync_pass_duration_seconds histogram"))
 
         // And a later pass updates it (the broken file fixed: nothing rejected any more)
-        try sandbox.publish("tablet.json", Snapshots.file("tablet", records: [(Snapshots.id(9), Snapshots.fields("fixed"))]))
-        #expect(eventually(within: 10) {
-            samples = Self.samples((try? String(contentsOfFile: path, encoding: .utf8)) ?? "")
-            return samples[#"snapshotsync_records{state="live"}"#] == 4
-        }, "\(daemon.log)")
+        try sandbox.publish(
+            "tablet.json", Snapshots.file("tablet", records: [(Snapshots.id(9), Snapshots.fields("fixed"))]))
+        #expect(
+            eventually(within: 10) {
+                samples = Self.samples((try? String(contentsOfFile: path, encoding: .utf8)) ?? "")
+                return samples[#"snapshotsync_records{state="live"}"#] == 4
+            }, "\(daemon.log)")
         #expect(samples[#"snapshotsync_files_rejected{reason="invalid_json"}"#] == 0)
         // And no temporary file is left beside it
         #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.path("textfile")) == ["syncd.prom"])

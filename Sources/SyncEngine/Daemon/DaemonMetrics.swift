@@ -1,11 +1,11 @@
-import CoreMetrics
 import Prometheus
 import SnapshotFormat
 import SyncStore
 
-/// `syncd`'s metrics, through swift-metrics with swift-prometheus as its backend, written after
-/// each pass to a Prometheus text file (the format node_exporter's textfile collector reads), by
-/// rename: a reader never sees half a file. No network listener: the file is the interface.
+/// `syncd`'s metrics, in swift-prometheus's registry, written after each pass to a Prometheus
+/// text file (the format node_exporter's textfile collector reads), by rename: a reader never sees
+/// half a file. No network listener: the file is the interface. Each metric carries its `# HELP`
+/// line (made on the registry itself: swift-metrics' API has no place for help text).
 ///
 /// The metrics (docs/daemon.md, "Metrics"):
 /// - `snapshotsync_passes_total`, `snapshotsync_pass_failures_total`: passes run, and failed.
@@ -19,16 +19,16 @@ final class DaemonMetrics: Sendable {
     /// Where the file is written.
     let path: String
     private let registry = PrometheusCollectorRegistry()
-    private let passes: CoreMetrics.Counter
-    private let failures: CoreMetrics.Counter
-    private let duration: CoreMetrics.Timer
-    private let lastPass: CoreMetrics.Gauge
-    private let lastSuccess: CoreMetrics.Gauge
-    private let bytesRead: CoreMetrics.Counter
-    private let bytesWritten: CoreMetrics.Counter
-    private let sources: [SourceOutcome.Status: CoreMetrics.Gauge]
-    private let rejected: [String: CoreMetrics.Gauge]
-    private let records: [String: CoreMetrics.Gauge]
+    private let passes: Counter
+    private let failures: Counter
+    private let duration: DurationHistogram
+    private let lastPass: Gauge
+    private let lastSuccess: Gauge
+    private let bytesRead: Counter
+    private let bytesWritten: Counter
+    private let sources: [SourceOutcome.Status: Gauge]
+    private let rejected: [String: Gauge]
+    private let records: [String: Gauge]
 
     /// The reasons a file is not merged, as ``SourceOutcome/problemKind`` names them.
     static let reasons = [
@@ -36,50 +36,78 @@ final class DaemonMetrics: Sendable {
         "held_back",
     ]
 
+    /// The histogram's buckets: a pass with nothing to do takes milliseconds, a first merge of a
+    /// million records seconds.
+    static let durationBuckets: [Duration] = [
+        .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100),
+        .milliseconds(250), .milliseconds(500), .seconds(1), .milliseconds(2500), .seconds(5), .seconds(10),
+        .seconds(30), .seconds(60),
+    ]
+
     init(path: String) {
         self.path = path
-        let factory = PrometheusMetricsFactory(registry: registry)
-        passes = CoreMetrics.Counter(label: "snapshotsync_passes_total", factory: factory)
-        failures = CoreMetrics.Counter(label: "snapshotsync_pass_failures_total", factory: factory)
-        duration = CoreMetrics.Timer(label: "snapshotsync_pass_duration_seconds", factory: factory)
-        lastPass = CoreMetrics.Gauge(label: "snapshotsync_last_pass_timestamp_seconds", factory: factory)
-        lastSuccess = CoreMetrics.Gauge(label: "snapshotsync_last_success_timestamp_seconds", factory: factory)
-        bytesRead = CoreMetrics.Counter(label: "snapshotsync_read_bytes_total", factory: factory)
-        bytesWritten = CoreMetrics.Counter(label: "snapshotsync_written_bytes_total", factory: factory)
+        passes = registry.makeCounter(name: "snapshotsync_passes_total", help: "Merge passes run.")
+        failures = registry.makeCounter(
+            name: "snapshotsync_pass_failures_total", help: "Merge passes that failed (the log says why).")
+        duration = registry.makeDurationHistogram(
+            name: "snapshotsync_pass_duration_seconds", buckets: Self.durationBuckets,
+            help: "How long each merge pass took.")
+        lastPass = registry.makeGauge(
+            name: "snapshotsync_last_pass_timestamp_seconds", help: "When the last merge pass ended (Unix time).")
+        lastSuccess = registry.makeGauge(
+            name: "snapshotsync_last_success_timestamp_seconds",
+            help: "When the last successful merge pass ended (Unix time).")
+        bytesRead = registry.makeCounter(
+            name: "snapshotsync_read_bytes_total", help: "Bytes of the shared folder's files read by merge passes.")
+        bytesWritten = registry.makeCounter(
+            name: "snapshotsync_written_bytes_total", help: "Bytes of this device's files written to the shared folder."
+        )
+        let registry = registry
         let states: [SourceOutcome.Status] = [.merged, .unchanged, .skipped, .rejected, .heldBack, .ignored]
-        sources = Dictionary(uniqueKeysWithValues: states.map { state in
-            let name = state.rawValue.replacingOccurrences(of: " ", with: "_")
-            return (state, CoreMetrics.Gauge(label: "snapshotsync_sources", dimensions: [("state", name)], factory: factory))
-        })
-        rejected = Dictionary(uniqueKeysWithValues: Self.reasons.map { reason in
-            (reason, CoreMetrics.Gauge(label: "snapshotsync_files_rejected", dimensions: [("reason", reason)], factory: factory))
-        })
-        records = Dictionary(uniqueKeysWithValues: ["live", "deleted", "in_conflict"].map { state in
-            (state, CoreMetrics.Gauge(label: "snapshotsync_records", dimensions: [("state", state)], factory: factory))
-        })
+        sources = Dictionary(
+            uniqueKeysWithValues: states.map { state in
+                let name = state.rawValue.replacingOccurrences(of: " ", with: "_")
+                let help = "Files of the shared folder at the last successful pass, by what it did with them."
+                return (state, registry.makeGauge(name: "snapshotsync_sources", labels: [("state", name)], help: help))
+            })
+        rejected = Dictionary(
+            uniqueKeysWithValues: Self.reasons.map { reason in
+                let help =
+                    "Files of the shared folder whose last read did not merge them, by reason (syncctl status names them)."
+                return (
+                    reason,
+                    registry.makeGauge(name: "snapshotsync_files_rejected", labels: [("reason", reason)], help: help)
+                )
+            })
+        records = Dictionary(
+            uniqueKeysWithValues: ["live", "deleted", "in_conflict"].map { state in
+                let help =
+                    "Records in the store: live, deleted (tombstones) and in conflict (syncctl conflicts lists them)."
+                return (state, registry.makeGauge(name: "snapshotsync_records", labels: [("state", state)], help: help))
+            })
     }
 
     /// Takes one pass in: its report (nil when it failed), how long it took, the store's counts.
     func record(_ report: MergeReport?, took: Duration, counts: RecordCounts?, at now: Timestamp) {
         let seconds = Double(now.milliseconds) / 1000
         passes.increment()
-        duration.recordNanoseconds(took.components.seconds * 1_000_000_000 + took.components.attoseconds / 1_000_000_000)
-        lastPass.record(seconds)
+        duration.record(took)
+        lastPass.set(seconds)
         guard let report else {
             failures.increment()
             return
         }
-        lastSuccess.record(seconds)
+        lastSuccess.set(seconds)
         bytesRead.increment(by: Int64(report.bytesRead))
         bytesWritten.increment(by: Int64(report.bytesWritten))
         let byState = Dictionary(grouping: report.sources, by: \.status)
-        for (state, gauge) in sources { gauge.record(byState[state]?.count ?? 0) }
+        for (state, gauge) in sources { gauge.set(Int64(byState[state]?.count ?? 0)) }
         let byReason = Dictionary(grouping: report.sources.compactMap(\.problemKind), by: { $0 })
-        for (reason, gauge) in rejected { gauge.record(byReason[reason]?.count ?? 0) }
+        for (reason, gauge) in rejected { gauge.set(Int64(byReason[reason]?.count ?? 0)) }
         if let counts {
-            records["live"]?.record(counts.live)
-            records["deleted"]?.record(counts.deleted)
-            records["in_conflict"]?.record(counts.inConflict)
+            records["live"]?.set(Int64(counts.live))
+            records["deleted"]?.set(Int64(counts.deleted))
+            records["in_conflict"]?.set(Int64(counts.inConflict))
         }
     }
 
