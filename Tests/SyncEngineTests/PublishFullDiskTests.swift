@@ -75,6 +75,54 @@ struct PublishFullDiskTests {
         #expect(try device.merge().publishedGeneration == 1)
     }
 
+    @Test(
+        "a full disk under the state directory fails a merge and an edit saying so and what to do, saves nothing, and both work once there is room",
+        .enabled(if: TinyFileSystem.canMount, "needs root to mount a tmpfs"))
+    func fullStateDisk() throws {
+        // Given a device whose state directory is a 4 MiB file system, in step with a small peer
+        let disk = try TinyFileSystem(kilobytes: 4096)
+        defer { disk.remove() }
+        let shared = NSTemporaryDirectory() + "fullstate-shared-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: shared, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: shared) }
+        try Data(Self.snapshot(device: "phone", records: 20)).write(to: URL(fileURLWithPath: shared + "/phone.json"))
+        let settings = SyncSettings(sharedFolder: shared, stateDirectory: disk.path + "/state", device: DeviceID("laptop"))
+        let device = try SyncDevice(settings: settings, logger: Logger(label: "test"))
+        _ = try device.merge()
+        let published = try Data(contentsOf: URL(fileURLWithPath: shared + "/laptop.json"))
+
+        // When another peer brings 4,980 new records (and the 20 again), and the state directory's disk is full
+        try Data(Self.snapshot(device: "tablet", records: 5_000)).write(to: URL(fileURLWithPath: shared + "/tablet.json"))
+        FileManager.default.createFile(atPath: disk.path + "/filler", contents: nil)
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: disk.path + "/filler"))
+        while (try? handle.write(contentsOf: Data(count: 4096))) != nil {}
+        try? handle.close()
+        var failures: [EngineError] = []
+        do { _ = try device.merge() } catch let error as EngineError { failures.append(error) }
+        do {
+            _ = try device.put(id: nil, type: "Note", fields: Wire.object(#"{"text": "new"}"#), schemaVersion: nil)
+        } catch let error as EngineError { failures.append(error) }
+
+        // Then each says the disk is full and what to do, nothing was saved, nothing published
+        #expect(failures.count == 2)
+        for failure in failures {
+            guard case .stateDiskFull(let path, _) = failure else {
+                Issue.record("expected stateDiskFull, got \(failure)")
+                continue
+            }
+            #expect(path == disk.path + "/state")
+            #expect(failure.description.contains("is full") && failure.description.contains("free some space"))
+        }
+        #expect(try device.records().count == 20)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: shared + "/laptop.json")) == published)
+
+        // And once there is room again, the merge and the edit go through
+        try FileManager.default.removeItem(atPath: disk.path + "/filler")
+        _ = try device.merge()
+        _ = try device.put(id: nil, type: "Note", fields: Wire.object(#"{"text": "new"}"#), schemaVersion: nil)
+        #expect(try device.records().count == 5_001)  // the peers share their first 20 ids
+    }
+
     /// Device laptop on `disk` with its store in `state`, after one merge, and the error it threw.
     static func mergeFailingToPublish(in disk: TinyFileSystem, state: String) throws -> (SyncDevice, EngineError?) {
         let settings = SyncSettings(sharedFolder: disk.path, stateDirectory: state, device: DeviceID("laptop"))

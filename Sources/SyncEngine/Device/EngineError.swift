@@ -1,9 +1,17 @@
+import SyncStore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// What stops a command, with what to do about it.
 public enum EngineError: Error, Sendable, CustomStringConvertible {
     /// The shared folder is missing or not a directory.
     case sharedFolderMissing(path: String, reason: String)
     /// The state directory cannot be created or used.
     case stateDirectoryUnusable(path: String, reason: String)
+    /// The disk holding the state directory is full: the store (or the key) could not be written.
+    case stateDiskFull(path: String, reason: String)
     /// The state directory is inside the shared folder.
     case stateInsideShared(state: String, shared: String)
     /// Another process holds the state directory's lock.
@@ -28,6 +36,22 @@ public enum EngineError: Error, Sendable, CustomStringConvertible {
     /// A resolution of a record whose tag, once merged, is not the one the person gave as seen.
     case notAsSeen(id: String, seen: String, now: String)
 
+    /// `error`, met writing in the state directory `directory` (its store or key), as the full disk
+    /// it is when it is one: SQLite's "database or disk is full", ENOSPC or EDQUOT, or SQLite's I/O
+    /// error while the file system has less than 1 MiB left (SQLite could not extend a file); nil
+    /// when it is another error.
+    static func diskFull(_ error: any Error, stateDirectory directory: String) -> EngineError? {
+        if let failure = error as? SystemCallError, failure.errno == ENOSPC || failure.errno == EDQUOT {
+            return .stateDiskFull(path: directory, reason: failure.description)
+        }
+        switch SyncStore.failure(error) {
+        case .diskFull?: return .stateDiskFull(path: directory, reason: String(describing: error))
+        case .inputOutput? where (SystemCalls.availableBytes(at: directory) ?? .max) < 1 << 20:
+            return .stateDiskFull(path: directory, reason: String(describing: error))
+        default: return nil
+        }
+    }
+
     /// What is wrong with the shared folder at `path`, and what to check.
     static func folderProblem(path: String, reason: String) -> String {
         "the shared folder \(path) cannot be used (\(reason)); check --shared, that the drive is mounted, and that this user may read and write the folder"
@@ -41,6 +65,8 @@ public enum EngineError: Error, Sendable, CustomStringConvertible {
             "this device's signing key \(path) cannot be used: \(reason)"
         case .stateDirectoryUnusable(let path, let reason):
             "the state directory \(path) cannot be used (\(reason)); check --state and its permissions"
+        case .stateDiskFull(let path, let reason):
+            "the disk holding the state directory \(path) is full (\(reason)): free some space there and try again. Nothing was saved: the store is as it was before (an edit asked for was not made; syncd tries its merge again by itself)"
         case .stateInsideShared(let state, let shared):
             "the state directory \(state) is inside the shared folder \(shared); the store must never be synced: choose another --state"
         case .stateLocked(let path, let holder):

@@ -104,7 +104,8 @@ public final class SyncDevice: Sendable {
         do {
             keyBox = Mutex(try DeviceKey.loadOrCreate(in: state))
         } catch let error as SystemCallError {
-            throw EngineError.stateDirectoryUnusable(path: state + "/" + DeviceKey.fileName, reason: error.description)
+            throw EngineError.diskFull(error, stateDirectory: state)
+                ?? EngineError.stateDirectoryUnusable(path: state + "/" + DeviceKey.fileName, reason: error.description)
         }
         keyProblem = keyBox.withLock({ $0.permissionsOpenToOthers }).map { mode in
             "\(state)/\(DeviceKey.fileName) was open to other users (mode \(String(mode, radix: 8))); it is readable by this user only now. Anyone who read it can sign files as this device: if that may have happened, make a new key (syncctl key --rotate)"
@@ -119,7 +120,8 @@ public final class SyncDevice: Sendable {
         } catch let error as EngineError {
             throw error
         } catch {
-            throw EngineError.stateDirectoryUnusable(path: storePath, reason: String(describing: error))
+            throw EngineError.diskFull(error, stateDirectory: state)
+                ?? EngineError.stateDirectoryUnusable(path: storePath, reason: String(describing: error))
         }
         let now = clock()
         // Read-only commands must not take the store's write lock: only a new store is claimed.
@@ -227,6 +229,12 @@ public final class SyncDevice: Sendable {
             keyBox.withLock { $0 = key }
             logger.notice("signing with a new key", metadata: ["key": "\(key.publicKey.text)"])
         }
-        return try work()
+        do {
+            return try work()
+        } catch {
+            // A commit that found the disk full: say so, and what to do (the transaction rolled back).
+            guard SyncStore.failure(error) != nil else { throw error }
+            throw EngineError.diskFull(error, stateDirectory: settings.stateDirectory) ?? error
+        }
     }
 }

@@ -10,10 +10,11 @@ extension SyncDevice {
     /// - Returns: warnings for the report (copies kept of files replaced; see ``keepCopies(of:findings:)``).
     func publish(_ publication: Publication, findings: FolderFindings) throws -> [String] {
         if let failure = publication.failure {
+            // (Which part failed is in the reason: its temporary file's name.)
             throw EngineError.publishFailed(
-                path: folder.path(of: ownFileName), reason: failure.description, advice: failure.writingAdvice)
+                path: "this device's files in \(folder.path)", reason: failure.description, advice: failure.writingAdvice)
         }
-        let notes = keepCopies(of: publication.files.map(\.name), findings: findings)
+        var notes = keepCopies(of: publication.files.map(\.name), findings: findings)
         // The file each name was given: another writer under this ID (two machines given one ID)
         // may rename its own over it before the stat below, which must not pass for this one's.
         var inodes: [String: (fileSystemDevice: Int64, inode: Int64)] = [:]
@@ -47,6 +48,35 @@ extension SyncDevice {
             findings.rows.lazy.filter { published.contains($0.name) && !unread.contains($0.name) }
                 .map { ($0.name, $0.lastWarning) },
             uniquingKeysWith: { _, last in last })
+        // The files are in place: failing to note so (a full disk under the store) must not make
+        // a published edit look failed, which a script would make again. The next pass finds the
+        // files it wrote (their part, generation and digest are in `writtenFile`) and notes it.
+        do {
+            try recordPublished(publication, inodes: inodes, warnings: warnings, at: now)
+        } catch {
+            let note = "this device's files are published, but the store could not note so (\(error)); the next merge does"
+            logger.warning("publication", metadata: ["reason": "\(note)"])
+            notes.append(note)
+        }
+        guard !publication.obsolete.isEmpty else { return notes }
+        var removed: [String] = []
+        for name in publication.obsolete {
+            guard (try? SystemCalls.remove(folder.path(of: name))) != nil else { continue }
+            removed.append(name)
+            logger.notice("removed a file of this device's that its parts no longer use", metadata: ["file": "\(name)"])
+        }
+        try? synchronizeFolder()
+        // So that `status` does not list them as in the folder until the next pass; a failure
+        // here only leaves that to the next pass.
+        try? store.transaction { try $0.markAbsent(removed) }
+        return notes
+    }
+
+    /// Notes in the store that `publication`'s files are in place, with a row for each as found.
+    private func recordPublished(
+        _ publication: Publication, inodes: [String: (fileSystemDevice: Int64, inode: Int64)],
+        warnings: [String: String?], at now: Timestamp
+    ) throws {
         try store.transaction { session in
             try session.markPartsPublished(generation: publication.generation)
             for file in publication.files {
@@ -74,18 +104,6 @@ extension SyncDevice {
                 try session.save(row)
             }
         }
-        guard !publication.obsolete.isEmpty else { return notes }
-        var removed: [String] = []
-        for name in publication.obsolete {
-            guard (try? SystemCalls.remove(folder.path(of: name))) != nil else { continue }
-            removed.append(name)
-            logger.notice("removed a file of this device's that its parts no longer use", metadata: ["file": "\(name)"])
-        }
-        try? synchronizeFolder()
-        // So that `status` does not list them as in the folder until the next pass; a failure
-        // here only leaves that to the next pass.
-        try? store.transaction { try $0.markAbsent(removed) }
-        return notes
     }
 
     /// Keeps a copy, in the state directory's `replaced/`, of each file under this device's name

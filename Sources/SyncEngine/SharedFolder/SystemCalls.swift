@@ -520,6 +520,15 @@ enum SystemCalls {
     }
 
     /// The wall clock: milliseconds since the epoch (`CLOCK_REALTIME`).
+    /// The bytes this user may still write on the file system holding `path`; nil when unknown.
+    static func availableBytes(at path: String) -> Int64? {
+        var info = statvfs()
+        guard statvfs(path, &info) == 0 else { return nil }
+        // Root may also use the blocks reserved for it.
+        let blocks = geteuid() == 0 ? info.f_bfree : info.f_bavail
+        return Int64(clamping: UInt64(blocks).multipliedReportingOverflow(by: UInt64(info.f_frsize)).partialValue)
+    }
+
     static func wallClockMilliseconds() -> Int64 {
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
