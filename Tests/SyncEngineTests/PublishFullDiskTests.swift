@@ -17,11 +17,7 @@ struct PublishFullDiskTests {
         defer { disk.remove() }
         let peer = Self.snapshot(device: "phone", records: 200)
         try Data(peer).write(to: URL(fileURLWithPath: disk.path + "/phone.json"))
-        let filler = FileManager.default.createFile(atPath: disk.path + "/.filler", contents: nil)
-        #expect(filler)
-        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: disk.path + "/.filler"))
-        while (try? handle.write(contentsOf: Data(count: 4096))) != nil {}
-        try? handle.close()
+        try disk.fill(".filler")
         let state = NSTemporaryDirectory() + "fulldisk-state-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: state) }
 
@@ -93,10 +89,7 @@ struct PublishFullDiskTests {
 
         // When another peer brings 4,980 new records (and the 20 again), and the state directory's disk is full
         try Data(Self.snapshot(device: "tablet", records: 5_000)).write(to: URL(fileURLWithPath: shared + "/tablet.json"))
-        FileManager.default.createFile(atPath: disk.path + "/filler", contents: nil)
-        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: disk.path + "/filler"))
-        while (try? handle.write(contentsOf: Data(count: 4096))) != nil {}
-        try? handle.close()
+        try disk.fill("filler")
         var failures: [EngineError] = []
         do { _ = try device.merge() } catch let error as EngineError { failures.append(error) }
         do {
@@ -156,6 +149,16 @@ struct TinyFileSystem {
         path = NSTemporaryDirectory() + "tinyfs-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         try Self.run("/bin/mount", ["-t", "tmpfs", "-o", "size=\(kilobytes)k", "tmpfs", path])
+    }
+
+    /// Fills it up with a file `name` written until the disk is full.
+    func fill(_ name: String) throws {
+        guard FileManager.default.createFile(atPath: path + "/" + name, contents: nil) else {
+            throw CocoaError(.fileWriteUnknown, userInfo: [NSLocalizedDescriptionKey: "cannot create \(name)"])
+        }
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path + "/" + name))
+        while (try? handle.write(contentsOf: Data(count: 4096))) != nil {}
+        try? handle.close()
     }
 
     /// Mounts it again read-only or read-write (what it holds stays).
