@@ -36,12 +36,14 @@ public enum EngineError: Error, Sendable, CustomStringConvertible {
     /// A resolution of a record whose tag, once merged, is not the one the person gave as seen.
     case notAsSeen(id: String, seen: String, now: String)
 
-    /// `error`, met writing in the state directory `directory` (its store or key), as the full disk
-    /// it is when it is one: SQLite's "database or disk is full", ENOSPC or EDQUOT, or SQLite's I/O
-    /// error while the file system has less than 1 MiB left (SQLite could not extend a file); nil
-    /// when it is another error.
+    /// `error` as the full disk under the state directory `directory` it is when it is one: SQLite's
+    /// "database or disk is full"; ENOSPC or EDQUOT writing a file in `directory` (the key, the
+    /// lock; not one in the shared folder); or SQLite's I/O error while the file system has less
+    /// than 1 MiB left (SQLite could not extend a file). Nil when it is another error.
     static func diskFull(_ error: any Error, stateDirectory directory: String) -> EngineError? {
-        if let failure = error as? SystemCallError, failure.errno == ENOSPC || failure.errno == EDQUOT {
+        if let failure = error as? SystemCallError {
+            let inState = failure.subject == directory || failure.subject.hasPrefix(directory + "/")
+            guard inState, failure.errno == ENOSPC || failure.errno == EDQUOT else { return nil }
             return .stateDiskFull(path: directory, reason: failure.description)
         }
         switch SyncStore.failure(error) {

@@ -129,19 +129,23 @@ public final class SyncDevice: Sendable {
             device = owner
             return
         }
-        device = try store.transaction { session -> DeviceID in
-            let owner = try session.owner()
-            switch (owner, settings.device) {
-            case (let owner?, let given?) where owner != given:
-                throw EngineError.deviceMismatch(store: owner.rawValue, given: given.rawValue)
-            case (let owner?, _):
-                return owner
-            case (nil, let given?):
-                try session.claim(for: given, at: now)
-                return given
-            case (nil, nil):
-                throw EngineError.noDevice
+        do {
+            device = try store.transaction { session -> DeviceID in
+                let owner = try session.owner()
+                switch (owner, settings.device) {
+                case (let owner?, let given?) where owner != given:
+                    throw EngineError.deviceMismatch(store: owner.rawValue, given: given.rawValue)
+                case (let owner?, _):
+                    return owner
+                case (nil, let given?):
+                    try session.claim(for: given, at: now)
+                    return given
+                case (nil, nil):
+                    throw EngineError.noDevice
+                }
             }
+        } catch {
+            throw EngineError.diskFull(error, stateDirectory: state) ?? error
         }
     }
 
@@ -222,18 +226,18 @@ public final class SyncDevice: Sendable {
     /// Takes the state directory's lock for the duration of `work`, with the signing key as the
     /// state directory holds it now (another process may have rotated it).
     func locked<T>(_ work: () throws -> T) throws -> T {
-        let lock = try StateLock(stateDirectory: settings.stateDirectory, timeoutSeconds: 30)
-        defer { withExtendedLifetime(lock) {} }
-        if !key.isCurrent(in: settings.stateDirectory) {
-            let key = try DeviceKey.loadOrCreate(in: settings.stateDirectory)
-            keyBox.withLock { $0 = key }
-            logger.notice("signing with a new key", metadata: ["key": "\(key.publicKey.text)"])
-        }
         do {
+            let lock = try StateLock(stateDirectory: settings.stateDirectory, timeoutSeconds: 30)
+            defer { withExtendedLifetime(lock) {} }
+            if !key.isCurrent(in: settings.stateDirectory) {
+                let key = try DeviceKey.loadOrCreate(in: settings.stateDirectory)
+                keyBox.withLock { $0 = key }
+                logger.notice("signing with a new key", metadata: ["key": "\(key.publicKey.text)"])
+            }
             return try work()
         } catch {
-            // A commit that found the disk full: say so, and what to do (the transaction rolled back).
-            guard SyncStore.failure(error) != nil else { throw error }
+            // A full disk under the store (a commit that found no room rolled back, a lock or key
+            // file that could not be written): say so, and what to do.
             throw EngineError.diskFull(error, stateDirectory: settings.stateDirectory) ?? error
         }
     }
