@@ -73,6 +73,63 @@ struct OwnNamesTests {
         #expect(try SnapshotReader.read(bytes: sandbox.read("zz.10.json"), fileName: "zz.10.json").device.rawValue == "zz")
     }
 
+    /// The ids of the records in `device`'s own files in the folder.
+    static func idsPublished(by device: String, in sandbox: Sandbox) throws -> Set<RecordID> {
+        var ids: Set<RecordID> = []
+        for name in try FileManager.default.contentsOfDirectory(atPath: sandbox.shared)
+        where name.hasPrefix(device + ".") && name.hasSuffix(".json") {
+            let file = try SnapshotReader.read(bytes: sandbox.read(name), fileName: name)
+            if file.device.rawValue == device { ids.formUnion(file.versions.map(\.id)) }
+        }
+        return ids
+    }
+
+    @Test(
+        "a part of 4 digits whose name holds another device's file: its records go out in the part of 3 digits above it, kept whole",
+        arguments: [false, true])
+    func fourDigitPartNameTaken(afterItsFirstPublication: Bool) throws {
+        // Given phone's 40 records, all under prefix 0000, and zz splitting parts over 1 KiB
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        let text = #"{"text": "a note long enough to make parts split"}"#
+        try sandbox.write("phone.json", Wire.snapshot("phone", generation: 1, versions: (0..<40).map { Wire.version($0, by: "phone", fields: text) }))
+        let zz = try sandbox.device("zz", partPolicy: PartPolicy(splitBytes: 1 << 10, joinBytes: 256))
+        if afterItsFirstPublication {
+            // (zz publishes zz.0000.json as its own part first; a sync tool then puts device
+            // zz.0000's file there, and phone edits one of the records)
+            _ = try zz.merge()
+            #expect(try SnapshotReader.read(bytes: sandbox.read("zz.0000.json"), fileName: "zz.0000.json").device.rawValue == "zz")
+        }
+        // And device zz.0000's whole snapshot at zz.0000.json
+        let other = Wire.snapshot("zz.0000", generation: 1, versions: [Wire.version(900, by: "zz.0000")])
+        try sandbox.write("zz.0000.json", other)
+        if afterItsFirstPublication {
+            try sandbox.write("phone.json", Wire.snapshot("phone", generation: 2, versions: (0..<40).map {
+                Wire.version($0, by: "phone", vector: ["phone": $0 == 3 ? 2 : 1], at: $0 == 3 ? 1_000 : 0, fields: text)
+            }))
+        }
+
+        // When zz merges
+        let report = try zz.merge()
+
+        // Then zz.0000.json is still zz.0000's, and every record is in zz's own files: those
+        // under 0000 in zz.000.json, kept whole, with the warning saying so
+        #expect(try sandbox.read("zz.0000.json") == other)
+        #expect(report.publishedFiles.contains("zz.000.json"), "\(report.publishedFiles)")
+        #expect(report.warnings.contains { $0.contains("zz.0000.json is not replaced") && $0.contains("published in zz.000.json") }, "\(report.warnings)")
+        let all = Set((0..<40).map(Wire.id)).union([Wire.id(900)])
+        #expect(try Self.idsPublished(by: "zz", in: sandbox) == all)
+        #expect(try Self.idsReadByAPeer(sandbox) == all)
+        // And the parts under 000 that zz wrote before are gone, and nothing is left to publish
+        #expect(!(try FileManager.default.contentsOfDirectory(atPath: sandbox.shared)).contains("zz.0001.json"))
+        #expect(try zz.merge().publishedFiles.isEmpty)
+        // And an edit under 0000 goes out in zz.000.json
+        _ = try zz.put(id: Wire.id(5), type: "Note", fields: Wire.object(#"{"text": "edited"}"#), schemaVersion: nil)
+        let part = try SnapshotReader.read(bytes: sandbox.read("zz.000.json"), fileName: "zz.000.json")
+        #expect(part.versions.contains { $0.id == Wire.id(5) && $0.fields["text"] == .string("edited") })
+        #expect(try sandbox.read("zz.0000.json") == other)
+    }
+
     @Test("device zz.1's whole name holding zz's part 1: zz.1 publishes in parts instead of over it")
     func wholeNameOfAnotherDevicesPart() throws {
         // Given zz's part 1 at zz.1.json (zz publishes parts of one digit)

@@ -295,11 +295,21 @@ private struct PartWriter {
     mutating func write(_ parts: [PartPrefix]) throws {
         var queue = parts.sorted().reversed() as [PartPrefix]
         while let part = queue.popLast() {
+            // A part under a leaf kept whole since it was queued (below) is in that leaf's file.
+            if isUnderALeaf(part) { continue }
             let name = part.fileName(for: device.device)
             if let why = device.reasonNotToReplace(files[name]) {
                 if part.digits < PartPrefix.maximumDigits {
                     warnings.append("\(name) is not replaced: \(why); its records are published as the 16 parts under it instead")
                     split(part, into: &queue)
+                } else if let parent = part.parent, parent.digits > 0,
+                    device.reasonNotToReplace(files[parent.fileName(for: device.device)]) == nil
+                {
+                    // A part of 4 digits cannot split further: its records go out in its parent's
+                    // file, kept whole however large (docs/format.md, reading 20).
+                    warnings.append(
+                        "\(name) is not replaced: \(why); the records of part \(part.rawValue) are published in \(parent.fileName(for: device.device)) with the rest of part \(parent.rawValue) instead")
+                    try keepWhole(parent)
                 } else {
                     warnings.append(
                         "\(name) is not replaced: \(why); the records of part \(part.rawValue) stay unpublished until it is renamed or removed")
@@ -326,6 +336,35 @@ private struct PartWriter {
             }
             try place(built)
         }
+    }
+
+    /// Whether a leaf holds `part` (one of its ancestors is a leaf).
+    private func isUnderALeaf(_ part: PartPrefix) -> Bool {
+        var ancestor = part.parent
+        while let prefix = ancestor {
+            if leaves.contains(prefix) { return true }
+            ancestor = prefix.parent
+        }
+        return false
+    }
+
+    /// Makes `parent` a leaf again, written whole, in place of the parts under it (written, kept
+    /// or blocked so far in this publication, or in the layout before).
+    private mutating func keepWhole(_ parent: PartPrefix) throws {
+        for part in leaves where isUnder(part, parent) {
+            leaves.remove(part)
+            if let file = written.removeValue(forKey: part) { try? SystemCalls.remove(file.temporaryPath) }
+            kept.removeValue(forKey: part)
+            blocked.removeValue(forKey: part)
+            if before[part] != nil { replaced.insert(part) }
+        }
+        leaves.insert(parent)
+        try place(try BuiltPart(parent, of: device, session: session, generation: generation, now: now))
+    }
+
+    /// Whether `part` is `ancestor` or under it.
+    private func isUnder(_ part: PartPrefix, _ ancestor: PartPrefix) -> Bool {
+        part.rawValue.hasPrefix(ancestor.rawValue) && part.digits >= ancestor.digits
     }
 
     private mutating func split(_ part: PartPrefix, into queue: inout [PartPrefix]) {
