@@ -54,6 +54,15 @@ public enum EngineError: Error, Sendable, CustomStringConvertible {
         }
     }
 
+    /// Runs `body`, throwing what it throws as ``diskFull(_:stateDirectory:)`` says.
+    static func sayingDiskFull<T>(stateDirectory directory: String, _ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch {
+            throw diskFull(error, stateDirectory: directory) ?? error
+        }
+    }
+
     /// What is wrong with the shared folder at `path`, and what to check.
     static func folderProblem(path: String, reason: String) -> String {
         "the shared folder \(path) cannot be used (\(reason)); check --shared, that the drive is mounted, and that this user may read and write the folder"

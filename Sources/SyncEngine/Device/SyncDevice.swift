@@ -129,10 +129,11 @@ public final class SyncDevice: Sendable {
             device = owner
             return
         }
-        do {
-            device = try store.transaction { session -> DeviceID in
+        let (store, given) = (store, settings.device)
+        device = try EngineError.sayingDiskFull(stateDirectory: state) {
+            try store.transaction { session -> DeviceID in
                 let owner = try session.owner()
-                switch (owner, settings.device) {
+                switch (owner, given) {
                 case (let owner?, let given?) where owner != given:
                     throw EngineError.deviceMismatch(store: owner.rawValue, given: given.rawValue)
                 case (let owner?, _):
@@ -144,8 +145,6 @@ public final class SyncDevice: Sendable {
                     throw EngineError.noDevice
                 }
             }
-        } catch {
-            throw EngineError.diskFull(error, stateDirectory: state) ?? error
         }
     }
 
@@ -226,7 +225,9 @@ public final class SyncDevice: Sendable {
     /// Takes the state directory's lock for the duration of `work`, with the signing key as the
     /// state directory holds it now (another process may have rotated it).
     func locked<T>(_ work: () throws -> T) throws -> T {
-        do {
+        // A full disk under the store (a commit that found no room rolled back, a lock or key
+        // file that could not be written) is said to be one, with what to do.
+        try EngineError.sayingDiskFull(stateDirectory: settings.stateDirectory) {
             let lock = try StateLock(stateDirectory: settings.stateDirectory, timeoutSeconds: 30)
             defer { withExtendedLifetime(lock) {} }
             if !key.isCurrent(in: settings.stateDirectory) {
@@ -235,10 +236,6 @@ public final class SyncDevice: Sendable {
                 logger.notice("signing with a new key", metadata: ["key": "\(key.publicKey.text)"])
             }
             return try work()
-        } catch {
-            // A full disk under the store (a commit that found no room rolled back, a lock or key
-            // file that could not be written): say so, and what to do.
-            throw EngineError.diskFull(error, stateDirectory: settings.stateDirectory) ?? error
         }
     }
 }

@@ -351,7 +351,7 @@ private struct PartWriter {
     /// Makes `parent` a leaf again, written whole, in place of the parts under it (written, kept
     /// or blocked so far in this publication, or in the layout before).
     private mutating func keepWhole(_ parent: PartPrefix) throws {
-        for part in leaves where isUnder(part, parent) {
+        for part in leaves where part.rawValue.hasPrefix(parent.rawValue) {
             leaves.remove(part)
             if let file = written.removeValue(forKey: part) { try? SystemCalls.remove(file.temporaryPath) }
             kept.removeValue(forKey: part)
@@ -362,10 +362,6 @@ private struct PartWriter {
         try place(try BuiltPart(parent, of: device, session: session, generation: generation, now: now))
     }
 
-    /// Whether `part` is `ancestor` or under it.
-    private func isUnder(_ part: PartPrefix, _ ancestor: PartPrefix) -> Bool {
-        part.rawValue.hasPrefix(ancestor.rawValue) && part.digits >= ancestor.digits
-    }
 
     private mutating func split(_ part: PartPrefix, into queue: inout [PartPrefix]) {
         leaves.remove(part)

@@ -519,7 +519,6 @@ enum SystemCalls {
         try writeAll(descriptor, Array(text.utf8), path: path)
     }
 
-    /// The wall clock: milliseconds since the epoch (`CLOCK_REALTIME`).
     /// The bytes this user may still write on the file system holding `path`; nil when unknown.
     static func availableBytes(at path: String) -> Int64? {
         var info = statvfs()
@@ -529,6 +528,7 @@ enum SystemCalls {
         return Int64(clamping: UInt64(blocks).multipliedReportingOverflow(by: UInt64(info.f_frsize)).partialValue)
     }
 
+    /// The wall clock: milliseconds since the epoch (`CLOCK_REALTIME`).
     static func wallClockMilliseconds() -> Int64 {
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
