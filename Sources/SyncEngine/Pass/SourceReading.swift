@@ -1,6 +1,6 @@
 import Crypto
-import Glibc
 import Dispatch
+import Glibc
 import RecordSchemas
 import SnapshotFormat
 import SyncStore
@@ -64,7 +64,8 @@ struct OwnFileFacts: Sendable {
         recordsDigest = digests?.records
         isSignedWithOwnKey =
             reading.key == ownKey
-            && reading.signature.map { signature in bytes.withUnsafeBytes { ownKey.verifies(signature, of: $0) } } == true
+            && reading.signature.map { signature in bytes.withUnsafeBytes { ownKey.verifies(signature, of: $0) } }
+                == true
     }
 }
 
@@ -150,26 +151,29 @@ struct SourceTally: Sendable {
     }
 }
 
-/// The bytes of a split file's elements, by index.
-///
-/// - Important: valid only while the opened file lives (its bytes are an array no one changes).
+/// The bytes of a split file's elements, by index, lent to a closure: the file's bytes are an
+/// array, whose storage a pointer may not outlive the `withUnsafeBytes` call that made it.
 private struct ElementBytes {
-    private let base: UnsafeRawPointer?
+    private let bytes: [UInt8]
     private let ranges: [Range<Int>]
 
     init(_ file: OpenedSource) {
         guard case .split(let bytes, let split, _, _) = file.content else {
-            base = nil
+            self.bytes = []
             ranges = []
             return
         }
-        base = bytes.withUnsafeBytes { $0.baseAddress }
+        self.bytes = bytes
         ranges = split.elements
     }
 
-    subscript(element: Int) -> UnsafeRawBufferPointer {
-        UnsafeRawBufferPointer(start: base.map { $0 + ranges[element].lowerBound }, count: ranges[element].count)
+    /// Calls `body` with the bytes of element `element`.
+    func with<Result>(_ element: Int, _ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
+        try bytes.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[ranges[element]])) }
     }
+
+    /// The digest of element `element`.
+    func digest(_ element: Int) -> ElementDigest { with(element) { ElementDigest(of: $0) } }
 }
 
 /// How a pass reads its changed files (the speed of a pass lives here).
@@ -209,7 +213,8 @@ struct SourceReader: Sendable {
         let readOne = { @Sendable (index: Int) in
             let read: FileRead
             do throws(SnapshotFileReadError) {
-                let (bytes, status) = try folder.readSnapshotBytes(files[index].name, limit: maxFileSize, pieces: pieces)
+                let (bytes, status) = try folder.readSnapshotBytes(
+                    files[index].name, limit: maxFileSize, pieces: pieces)
                 let halves = findingIDs ? bytes.withUnsafeBufferPointer { RecordsHalves.find(in: $0) } : nil
                 read = .read(bytes, status, halves)
             } catch {
@@ -337,9 +342,10 @@ struct SourceReader: Sendable {
         var buffers = ParserBuffers()
         let bytesOf = files.map(ElementBytes.init)
         let parsed = toParse.map { item -> ElementReading in
-            SnapshotReader.readElement(
-                of: bytesOf[item.file][item.element].assumingMemoryBound(to: UInt8.self), at: item.element,
-                reusing: &buffers)
+            bytesOf[item.file].with(item.element) {
+                SnapshotReader.readElement(
+                    of: $0.assumingMemoryBound(to: UInt8.self), at: item.element, reusing: &buffers)
+            }
         }
         // Elements that share a reading share their bytes, so their digest too (devices in step
         // often hold a record byte for byte alike: a first merge then hashes it once, not per file).
@@ -360,9 +366,9 @@ struct SourceReader: Sendable {
             for (position, (element, plan)) in zip(elements, plans[fileIndex]).enumerated() {
                 let digest = {
                     if let known = digests?[fileIndex][position] { return known }
-                    guard plan >= 0 else { return ElementDigest(of: bytesOf[fileIndex][element]) }
+                    guard plan >= 0 else { return bytesOf[fileIndex].digest(element) }
                     if let known = digestOfReading[plan] { return known }
-                    let computed = ElementDigest(of: bytesOf[fileIndex][element])
+                    let computed = bytesOf[fileIndex].digest(element)
                     digestOfReading[plan] = computed
                     return computed
                 }
@@ -423,28 +429,28 @@ struct SourceReader: Sendable {
     /// Keeps as merged the elements of `awaiting` that are not their record's line in `lines`
     /// (the group's records merged, in id order), in their files' tallies (by file index).
     func keepElementsOtherThanLines(
-        _ awaiting: ElementsAwaitingLines, of files: [OpenedSource], lines: [(record: ReadOnly.Record, line: StoredLine)],
+        _ awaiting: ElementsAwaitingLines, of files: [OpenedSource],
+        lines: [(record: ReadOnly.Record, line: StoredLine)],
         into tallies: inout [SourceTally]
     ) {
         guard !awaiting.elements.isEmpty else { return }
         let bytesOf = files.map(ElementBytes.init)
         // Each reading compared once, however many files hold its bytes.
         var outcome = [LineComparison](repeating: .notCompared, count: awaiting.readings.count)
-        withExtendedLifetime(files) {
-            for (file, id, reading) in awaiting.elements {
-                tallies[file].readByDigest = true
-                if case .notCompared = outcome[reading] {
-                    let source = awaiting.readings[reading]
-                    let bytes = bytesOf[source.file][source.element]
+        for (file, id, reading) in awaiting.elements {
+            tallies[file].readByDigest = true
+            if case .notCompared = outcome[reading] {
+                let source = awaiting.readings[reading]
+                outcome[reading] = bytesOf[source.file].with(source.element) { bytes in
                     let isLine =
                         Self.lineIndex(of: id, in: lines).map { index in
                             lines[index].line.line.withUnsafeBytes { Self.equal($0, bytes) }
                         } ?? false
-                    outcome[reading] = isLine ? .isLine : .differs(ElementDigest(of: bytes))
+                    return isLine ? .isLine : .differs(ElementDigest(of: bytes))
                 }
-                if case .differs(let digest) = outcome[reading] {
-                    tallies[file].mergedElements.append(MergedElement(digest: digest, record: id))
-                }
+            }
+            if case .differs(let digest) = outcome[reading] {
+                tallies[file].mergedElements.append(MergedElement(digest: digest, record: id))
             }
         }
     }
@@ -497,28 +503,31 @@ struct SourceReader: Sendable {
             }
         }
         keyed.sort { $0.id < $1.id }
-        var distinct: [(bytes: UnsafeRawBufferPointer, parsed: Int)] = []
         var start = 0
         while start < keyed.count {
             var end = start + 1
             while end < keyed.count, keyed[end].id == keyed[start].id { end += 1 }
-            // The distinct byte strings of this id so far, each with its reading's index.
-            distinct.removeAll(keepingCapacity: true)
+            // The first element of this id with the same bytes, if any, is the reading to share
+            // (its index in `toParse` is the first of this id's readings at or after `distinct`).
+            let distinct = toParse.count
             for entry in keyed[start..<end] {
                 let fileIndex = Int(entry.file)
                 let element = group.elements[fileIndex][Int(entry.position)]
-                let bytes = bytesOf[fileIndex][element]
-                if let same = distinct.first(where: { Self.equal($0.bytes, bytes) }) {
-                    plans[fileIndex][Int(entry.position)] = same.parsed
+                let same = bytesOf[fileIndex].with(element) { bytes in
+                    toParse[distinct...].firstIndex { earlier in
+                        bytesOf[earlier.file].with(earlier.element) { Self.equal($0, bytes) }
+                    }
+                }
+                if let same {
+                    plans[fileIndex][Int(entry.position)] = same
                 } else {
-                    distinct.append((bytes, toParse.count))
                     plans[fileIndex][Int(entry.position)] = toParse.count
                     toParse.append((fileIndex, element))
                 }
             }
             start = end
         }
-        return withExtendedLifetime(files) { (plans, toParse, nil) }
+        return (plans, toParse, nil)
     }
 
     private static func equal(_ lhs: UnsafeRawBufferPointer, _ rhs: UnsafeRawBufferPointer) -> Bool {
@@ -541,7 +550,7 @@ struct SourceReader: Sendable {
             plans[fileIndex].reserveCapacity(elements.count)
             digests[fileIndex].reserveCapacity(elements.count)
             for element in elements {
-                let digest = ElementDigest(of: bytesOf[fileIndex][element])
+                let digest = bytesOf[fileIndex].digest(element)
                 digests[fileIndex].append(digest)
                 if held.contains(digest) {
                     plans[fileIndex].append(Self.skippedAsHeld)
@@ -556,7 +565,7 @@ struct SourceReader: Sendable {
                 }
             }
         }
-        return withExtendedLifetime(files) { (plans, toParse, digests) }
+        return (plans, toParse, digests)
     }
 
     /// Takes an element's versions into a file's tally: those of a record outside the file's
@@ -573,7 +582,9 @@ struct SourceReader: Sendable {
             tally.problems.append(
                 RecordProblem(
                     recordIndex: element, recordID: first.id.rawValue,
-                    rule: "record \(first.id) is not in part \(part.rawValue): a part holds only ids starting with \(part.rawValue)"))
+                    rule:
+                        "record \(first.id) is not in part \(part.rawValue): a part holds only ids starting with \(part.rawValue)"
+                ))
             return
         }
         for version in versions { check(version, into: &tally) }
