@@ -266,9 +266,48 @@ extension DaemonTests {
     }
 }
 
-/// Mounts an empty tmpfs on `path`; false when the system does not allow it.
-func mountTemporaryFileSystem(on path: String) -> Bool {
-    mount("snapshotsync-test", path, "tmpfs", 0, "size=16m") == 0
+extension DaemonTests {
+    @Test(
+        "the shared folder deleted and made again read-only (as syncd's systemd sandbox shows it): under systemd, syncd exits 74 so that systemd starts it again with the new folder; run by hand, it keeps trying",
+        .enabled(if: canMountTemporaryFileSystems(), "mounting a tmpfs needs root and a system that allows it"),
+        arguments: [true, false]
+    )
+    func folderMadeAgainReadOnly(startedBySystemd: Bool) throws {
+        // Given a running syncd (started by systemd, which sets INVOCATION_ID, or by hand) that has published its file
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        let daemon = try Daemon(
+            "desk", in: sandbox, environment: startedBySystemd ? ["INVOCATION_ID": "0123456789abcdef"] : [:])
+        defer { daemon.stop() }
+        try daemon.waitUntilReady()
+        try #require(sandbox.read("desk.json") != nil)
+
+        // When the folder is deleted and made again, and the new one is read-only: as the rest of
+        // the system is inside the sandbox, where ReadWritePaths= bound only the old directory
+        try FileManager.default.removeItem(atPath: sandbox.shared)
+        try FileManager.default.createDirectory(atPath: sandbox.shared, withIntermediateDirectories: false)
+        try #require(mountTemporaryFileSystem(on: sandbox.shared, readOnly: true))
+        defer { umount(sandbox.shared) }
+
+        if startedBySystemd {
+            // Then syncd cannot publish there, says why, and exits 74 (Restart=on-failure starts it again)
+            let status = daemon.launched.exitStatus(within: 60)
+            #expect(status == 74, "\(daemon.log)")
+            #expect(daemon.log.contains("deleted and made again since syncd started"), "\(daemon.log)")
+        } else {
+            // Then, with no sandbox to blame, the folder is read-only for real: syncd says so and keeps trying
+            let failed = eventually(within: 60) { daemon.log.contains("merge pass failed") }
+            #expect(failed, "\(daemon.log)")
+            #expect(daemon.isRunning, "\(daemon.log)")
+            #expect(!daemon.log.contains("deleted and made again since syncd started"), "\(daemon.log)")
+            #expect(daemon.stop() == 0, "\(daemon.log)")
+        }
+    }
+}
+
+/// Mounts an empty tmpfs on `path` (read-only if asked); false when the system does not allow it.
+func mountTemporaryFileSystem(on path: String, readOnly: Bool = false) -> Bool {
+    mount("snapshotsync-test", path, "tmpfs", readOnly ? UInt(MS_RDONLY) : 0, "size=16m") == 0
 }
 
 /// Whether this process may mount a tmpfs (root, and a system that allows it): tried once.

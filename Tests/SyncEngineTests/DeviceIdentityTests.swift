@@ -51,7 +51,7 @@ struct DeviceIdentityTests {
         #expect(!FileManager.default.fileExists(atPath: missing))
         #expect(!FileManager.default.fileExists(atPath: sandbox.state()))
         // A file in place of the folder is refused the same way
-        FileManager.default.createFile(atPath: sandbox.root.appendingPathComponent("file").path, contents: Data())
+        try #require(FileManager.default.createFile(atPath: sandbox.root.appendingPathComponent("file").path, contents: Data()))
         let onFile = SyncSettings(sharedFolder: sandbox.root.appendingPathComponent("file").path, stateDirectory: sandbox.state(), device: DeviceID("desk"))
         #expect(throws: EngineError.self) { _ = try SyncDevice(settings: onFile, logger: quietLogger) }
     }

@@ -46,29 +46,37 @@ final class DaemonMetrics: Sendable {
 
     init(path: String) {
         self.path = path
-        passes = registry.makeCounter(name: "snapshotsync_passes_total", help: "Merge passes run.")
+        passes = registry.makeCounter(descriptor: .named("snapshotsync_passes_total", help: "Merge passes run."))
         failures = registry.makeCounter(
-            name: "snapshotsync_pass_failures_total", help: "Merge passes that failed (the log says why).")
+            descriptor: .named(
+                "snapshotsync_pass_failures_total", help: "Merge passes that failed (the log says why)."))
         duration = registry.makeDurationHistogram(
-            name: "snapshotsync_pass_duration_seconds", buckets: Self.durationBuckets,
-            help: "How long each merge pass took.")
+            descriptor: .named("snapshotsync_pass_duration_seconds", help: "How long each merge pass took."),
+            buckets: Self.durationBuckets)
         lastPass = registry.makeGauge(
-            name: "snapshotsync_last_pass_timestamp_seconds", help: "When the last merge pass ended (Unix time).")
+            descriptor: .named(
+                "snapshotsync_last_pass_timestamp_seconds", help: "When the last merge pass ended (Unix time)."))
         lastSuccess = registry.makeGauge(
-            name: "snapshotsync_last_success_timestamp_seconds",
-            help: "When the last successful merge pass ended (Unix time).")
+            descriptor: .named(
+                "snapshotsync_last_success_timestamp_seconds",
+                help: "When the last successful merge pass ended (Unix time)."))
         bytesRead = registry.makeCounter(
-            name: "snapshotsync_read_bytes_total", help: "Bytes of the shared folder's files read by merge passes.")
+            descriptor: .named(
+                "snapshotsync_read_bytes_total", help: "Bytes of the shared folder's files read by merge passes."))
         bytesWritten = registry.makeCounter(
-            name: "snapshotsync_written_bytes_total", help: "Bytes of this device's files written to the shared folder."
-        )
+            descriptor: .named(
+                "snapshotsync_written_bytes_total", help: "Bytes of this device's files written to the shared folder."))
         let registry = registry
         let states: [SourceOutcome.Status] = [.merged, .unchanged, .skipped, .rejected, .heldBack, .ignored]
         sources = Dictionary(
             uniqueKeysWithValues: states.map { state in
                 let name = state.rawValue.replacingOccurrences(of: " ", with: "_")
                 let help = "Files of the shared folder at the last successful pass, by what it did with them."
-                return (state, registry.makeGauge(name: "snapshotsync_sources", labels: [("state", name)], help: help))
+                return (
+                    state,
+                    registry.makeGauge(
+                        descriptor: .named("snapshotsync_sources", help: help), labels: [("state", name)])
+                )
             })
         rejected = Dictionary(
             uniqueKeysWithValues: Self.reasons.map { reason in
@@ -76,14 +84,19 @@ final class DaemonMetrics: Sendable {
                     "Files of the shared folder whose last read did not merge them, by reason (syncctl status names them)."
                 return (
                     reason,
-                    registry.makeGauge(name: "snapshotsync_files_rejected", labels: [("reason", reason)], help: help)
+                    registry.makeGauge(
+                        descriptor: .named("snapshotsync_files_rejected", help: help), labels: [("reason", reason)])
                 )
             })
         records = Dictionary(
             uniqueKeysWithValues: ["live", "deleted", "in_conflict"].map { state in
                 let help =
                     "Records in the store: live, deleted (tombstones) and in conflict (syncctl conflicts lists them)."
-                return (state, registry.makeGauge(name: "snapshotsync_records", labels: [("state", state)], help: help))
+                return (
+                    state,
+                    registry.makeGauge(
+                        descriptor: .named("snapshotsync_records", help: help), labels: [("state", state)])
+                )
             })
     }
 
@@ -124,5 +137,12 @@ final class DaemonMetrics: Sendable {
             throw error
         }
         try SystemCalls.rename(temporary, to: path)
+    }
+}
+
+extension MetricNameDescriptor {
+    /// A metric named `name` in full (no namespace, subsystem or unit added), with its `# HELP` text.
+    static func named(_ name: String, help: String) -> MetricNameDescriptor {
+        MetricNameDescriptor(metricName: name, unitName: "", helpText: help)
     }
 }

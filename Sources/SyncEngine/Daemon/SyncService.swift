@@ -1,4 +1,5 @@
 import Dispatch
+import Glibc
 import Inotify
 import Logging
 import ServiceLifecycle
@@ -30,6 +31,15 @@ public final class SyncService: Service, Sendable {
     let watchedFolder = Mutex<WatchedFolder?>(nil)
     /// The watcher of the folder and the state directory, while syncd runs.
     let watcher = Mutex<DirectoryWatcher?>(nil)
+    /// The directory the folder's path named at start, if it was on a writable mount then (see
+    /// ``isFolderSandboxedAway()``).
+    let startedFolder = Mutex<WatchedFolder?>(nil)
+    /// Why syncd must start again to publish (see ``isFolderSandboxedAway()``): set by a pass,
+    /// it ends the loop and `run()` throws it.
+    let mustRestart = Mutex<EngineError?>(nil)
+    /// Whether systemd started this process (it sets `INVOCATION_ID`), so that an exit for a
+    /// restart is followed by one (`Restart=on-failure`).
+    let startedBySystemd: Bool
 
     /// What the daemon has done, for `STATUS=` and the log.
     struct PassStatistics: Sendable {
@@ -51,6 +61,7 @@ public final class SyncService: Service, Sendable {
         reload: @escaping @Sendable () async throws -> DaemonTimings
     ) {
         metrics = metricsFile.map(DaemonMetrics.init(path:))
+        startedBySystemd = getenv("INVOCATION_ID") != nil
         self.device = device
         self.timings = Mutex(timings)
         self.notify = notify
@@ -71,6 +82,9 @@ public final class SyncService: Service, Sendable {
             throw EngineError.sharedFolderMissing(path: device.folder.path, reason: error.description)
         }
         watchedFolder.withLock { $0 = WatchedFolder(device.folder.path) }
+        if !SystemCalls.isOnReadOnlyMount(device.folder.path) {
+            startedFolder.withLock { $0 = WatchedFolder(device.folder.path) }
+        }
         self.watcher.withLock { $0 = watcher }
         if let remote {
             logger.notice(
@@ -101,6 +115,7 @@ public final class SyncService: Service, Sendable {
             watcher.stop()
             group.cancelAll()
         }
+        if let reason = mustRestart.withLock({ $0 }) { throw reason }
         logger.notice("syncd stopped")
     }
 
@@ -127,7 +142,10 @@ public final class SyncService: Service, Sendable {
                     guard left > .zero else {
                         logger.notice(
                             "files are still being written in place: merging now; each is read again when it changes",
-                            metadata: ["files": "\(scheduler.namesBeingWritten.joined(separator: " "))", "waited": "\(longest)"])
+                            metadata: [
+                                "files": "\(scheduler.namesBeingWritten.joined(separator: " "))",
+                                "waited": "\(longest)",
+                            ])
                         break
                     }
                     _ = await scheduler.settled.sleep(for: min(wait, left), unlessWokenSince: ticket)
@@ -137,6 +155,7 @@ public final class SyncService: Service, Sendable {
             await waitForQuietFolder()
             guard let request = scheduler.take() else { continue }
             let (failed, impostors) = await runPass(request)
+            if mustRestart.withLock({ $0 }) != nil { break }
             if !isReady && !Task.isShuttingDownGracefully {
                 isReady = true
                 send("READY=1")
@@ -154,7 +173,9 @@ public final class SyncService: Service, Sendable {
                     // the second failure in a row, passes wait 1, 2, 4, 8, 16, then 30 s. The
                     // requests wait meanwhile; none is lost. A missing folder has a wait of its own.
                     let delay = Duration.seconds(failures > 6 ? 30 : 1 << (failures - 2))
-                    logger.notice("waiting before the next pass", metadata: ["pass.failures": "\(failures)", "pass.retryIn": "\(delay)"])
+                    logger.notice(
+                        "waiting before the next pass",
+                        metadata: ["pass.failures": "\(failures)", "pass.retryIn": "\(delay)"])
                     try? await cancelWhenGracefulShutdown { try await Task.sleep(for: delay) }
                 }
                 // The failed pass is tried again, event or not: once the disk has room, what it
@@ -231,7 +252,9 @@ public final class SyncService: Service, Sendable {
                 done.resume(
                     returning: Result {
                         // A bare mount point is not the folder: nothing is read from or published to it.
-                        if let unmounted { throw EngineError.sharedFolderMissing(path: device.folder.path, reason: unmounted) }
+                        if let unmounted {
+                            throw EngineError.sharedFolderMissing(path: device.folder.path, reason: unmounted)
+                        }
                         return try device.merge(rereadAll: rereadAll)
                     })
             }
@@ -267,8 +290,33 @@ public final class SyncService: Service, Sendable {
         case .failure(let error):
             logger.error("merge pass failed: \(error)", metadata: ["folder.path": "\(device.folder.path)"])
             if case EngineError.sharedFolderMissing? = error as? EngineError { return (false, []) }
+            if case EngineError.publishFailed? = error as? EngineError, startedBySystemd, isFolderSandboxedAway() {
+                let path = device.folder.path
+                logger.error(
+                    "the shared folder was deleted and made again since syncd started, and syncd's sandbox shows the new one read-only (ReadWritePaths= bound the old one): syncd exits so that systemd starts it again with the new folder; nothing is lost",
+                    metadata: ["folder.path": "\(path)"])
+                mustRestart.withLock {
+                    $0 = .publishFailed(
+                        path: path,
+                        reason:
+                            "the folder was made again since syncd started, and is read-only inside syncd's sandbox",
+                        advice: "systemd starts syncd again (Restart=on-failure); else: systemctl restart syncd")
+                }
+            }
             return (true, [])
         }
+    }
+
+    /// Whether the folder's path now names another directory than at start, on a read-only
+    /// mount, while the one at start was on a writable mount. Under systemd's sandbox,
+    /// `ReadWritePaths=` bound the directory that was there at start; one deleted and made again
+    /// is seen through the read-only rest of the system, and only a new start binds it
+    /// (docs/daemon.md). A folder that is read-only for another reason (mounted so) is not this.
+    func isFolderSandboxedAway() -> Bool {
+        guard let started = startedFolder.withLock({ $0 }), let now = WatchedFolder(device.folder.path),
+            !now.isSameDirectory(as: started)
+        else { return false }
+        return SystemCalls.isOnReadOnlyMount(device.folder.path)
     }
 
     /// Records a pass in the metrics and writes their file.
@@ -303,7 +351,9 @@ public final class SyncService: Service, Sendable {
             if rejected > 0 { line += ", \(rejected) files not merged" }
             let held = report.sources.filter { $0.status == .heldBack }.map(\.name)
             if !held.isEmpty { line += ", held back (mass deletion): " + held.joined(separator: " ") }
-            if !report.refusedRecords.isEmpty { line += ", \(report.refusedRecords.count) records refused: see the log" }
+            if !report.refusedRecords.isEmpty {
+                line += ", \(report.refusedRecords.count) records refused: see the log"
+            }
             if !report.warnings.isEmpty { line += ", warnings: see the log" }
             return line
         }

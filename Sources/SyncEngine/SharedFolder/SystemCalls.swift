@@ -1,5 +1,4 @@
 import CInotifyTools
-
 import Dispatch
 import Synchronization
 
@@ -271,11 +270,13 @@ enum SystemCalls {
     }
 
     /// Exactly `count` bytes at file offset `offset`; a file that ends before is an error.
-    static func readAt(_ descriptor: Int32, count: Int, at offset: Int, path: String) throws(SystemCallError) -> [UInt8] {
+    static func readAt(_ descriptor: Int32, count: Int, at offset: Int, path: String) throws(SystemCallError) -> [UInt8]
+    {
         var failure: SystemCallError?
         let bytes = [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
             do throws(SystemCallError) {
-                initialized = try readAt(descriptor, into: UnsafeMutableRawBufferPointer(buffer), at: offset, path: path)
+                initialized = try readAt(
+                    descriptor, into: UnsafeMutableRawBufferPointer(buffer), at: offset, path: path)
             } catch {
                 failure = error
                 initialized = 0
@@ -311,7 +312,9 @@ enum SystemCalls {
         defer { close(descriptor) }
         do throws(SystemCallError) {
             try writeAll(descriptor, bytes, path: path)
-            guard fdatasync(descriptor) == 0 else { throw SystemCallError(call: "fdatasync", subject: path, errno: errno) }
+            guard fdatasync(descriptor) == 0 else {
+                throw SystemCallError(call: "fdatasync", subject: path, errno: errno)
+            }
         } catch {
             try? remove(path)
             throw error
@@ -447,7 +450,9 @@ enum SystemCalls {
             statusOfStretch(0)
         }
         let statuses = found.withLock { $0 }.joined()
-        var entries = names.indices.map { (name: names[$0], status: FileStatus?.none, isValidUTF8: !invalidNames.contains($0)) }
+        var entries = names.indices.map {
+            (name: names[$0], status: FileStatus?.none, isValidUTF8: !invalidNames.contains($0))
+        }
         for (index, status) in zip(wanted, statuses) { entries[index].status = status }
         return entries
     }
@@ -517,6 +522,13 @@ enum SystemCalls {
             throw SystemCallError(call: "lseek", subject: path, errno: errno)
         }
         try writeAll(descriptor, Array(text.utf8), path: path)
+    }
+
+    /// Whether the mount holding `path` is read-only (`ST_RDONLY`); false when unknown.
+    static func isOnReadOnlyMount(_ path: String) -> Bool {
+        var info = statvfs()
+        guard statvfs(path, &info) == 0 else { return false }
+        return info.f_flag & UInt(ST_RDONLY) != 0
     }
 
     /// The bytes this user may still write on the file system holding `path`; nil when unknown.
