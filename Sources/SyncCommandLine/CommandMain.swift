@@ -3,11 +3,17 @@ import SyncEngine
 
 extension AsyncParsableCommand {
     /// What `main` does for `syncctl` and `syncd`: tune the allocator (``MemoryAllocator/tune()``)
-    /// first, then parse and run as ArgumentParser's own `main` does.
+    /// first, then parse and run as ArgumentParser's own `main` does; a mistyped command is
+    /// answered with the command it most likely meant.
     public static func mainWithTunedAllocator() async {
         MemoryAllocator.tune()
+        var command: any ParsableCommand
         do {
-            var command = try parseAsRoot()
+            command = try parseAsRoot()
+        } catch {
+            exit(withError: unknownCommand(in: Array(CommandLine.arguments.dropFirst())) ?? error)
+        }
+        do {
             if var command = command as? AsyncParsableCommand {
                 try await command.run()
             } else {
@@ -17,4 +23,40 @@ extension AsyncParsableCommand {
             exit(withError: error)
         }
     }
+
+    /// When `arguments` start with a word that is none of this command's subcommands: the error
+    /// that says so, with the nearest subcommand when one is a typing slip away.
+    static func unknownCommand(in arguments: [String]) -> ValidationError? {
+        let names = configuration.subcommands.map { $0._commandName } + ["help"]
+        guard configuration.subcommands.count > 0, let word = arguments.first, !word.hasPrefix("-"),
+            !names.contains(word)
+        else { return nil }
+        let program = configuration.commandName ?? _commandName
+        let nearest = names.map { (name: $0, distance: editDistance(word, $0)) }.min { $0.distance < $1.distance }
+        if let nearest, nearest.distance <= max(1, min(2, word.count / 3)) {
+            return ValidationError(
+                "unknown command '\(word)'. Did you mean '\(nearest.name)'? (\(program) --help lists the commands)")
+        }
+        return ValidationError("unknown command '\(word)' (\(program) --help lists the commands)")
+    }
+}
+
+/// The edit distance between `a` and `b`, by characters: insertions, deletions, substitutions and
+/// swaps of two neighbours (`mrege` is one slip from `merge`). Written here: no package of the
+/// mirror offers one, and a command name is a few letters.
+func editDistance(_ a: String, _ b: String) -> Int {
+    let (a, b) = (Array(a), Array(b))
+    guard !a.isEmpty, !b.isEmpty else { return max(a.count, b.count) }
+    // distance[i][j]: between the first i characters of a and the first j of b.
+    var distance = (0...a.count).map { i in (0...b.count).map { j in i == 0 ? j : j == 0 ? i : 0 } }
+    for i in 1...a.count {
+        for j in 1...b.count {
+            distance[i][j] = min(
+                distance[i - 1][j] + 1, distance[i][j - 1] + 1, distance[i - 1][j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
+            if i > 1, j > 1, a[i - 1] == b[j - 2], a[i - 2] == b[j - 1] {
+                distance[i][j] = min(distance[i][j], distance[i - 2][j - 2] + 1)
+            }
+        }
+    }
+    return distance[a.count][b.count]
 }

@@ -39,6 +39,27 @@ struct ExitCodeTests {
         for command in Self.helpCases.map(\.command) { #expect(run.stdout.contains(command)) }
     }
 
+    @Test(
+        "a mistyped command exits 64 naming the command it most likely meant (a swap, a letter missing or extra); a word far from every command is only said to be unknown",
+        arguments: [
+            ("mrege", "merge"), ("stauts", "status"), ("conflict", "conflicts"), ("tidyy", "tidy"), ("lst", "list"),
+            ("frobnicate", nil), ("x", nil),
+        ] as [(String, String?)]
+    )
+    func mistypedCommand(typed: String, meant: String?) throws {
+        let workspace = try Workspace()
+        defer { workspace.remove() }
+        let run = try workspace.run([typed, "--shared", workspace.shared])
+        #expect(run.status == 64, "\(run)")
+        #expect(run.stderr.contains("unknown command '\(typed)'"), "\(run)")
+        if let meant {
+            #expect(run.stderr.contains("Did you mean '\(meant)'?"), "\(run)")
+        } else {
+            #expect(!run.stderr.contains("Did you mean"), "\(run)")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: workspace.shared).isEmpty)
+    }
+
     @Test("syncctl --version and syncd --version print the release debian/changelog names first and the formats read, and exit 0")
     func version() throws {
         let changelog = try String(
