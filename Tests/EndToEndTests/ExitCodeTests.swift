@@ -60,10 +60,13 @@ struct ExitCodeTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: workspace.shared).isEmpty)
     }
 
-    @Test("syncctl --version and syncd --version print the release debian/changelog names first and the formats read, and exit 0")
+    @Test(
+        "syncctl --version and syncd --version print the release debian/changelog names first and the formats read, and exit 0"
+    )
     func version() throws {
         let changelog = try String(
-            contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../debian/changelog"),
+            contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent(
+                "../../debian/changelog"),
             encoding: .utf8)
         // "snapshotsync (0.1.0) unstable; urgency=medium"
         let release = try #require(changelog.split(separator: "(", maxSplits: 1).last?.split(separator: ")").first)
@@ -83,7 +86,11 @@ struct ExitCodeTests {
         defer { workspace.remove() }
         let location = workspace.location()
         for n in 1...80 {
-            try #require(try workspace.run(["put", "--type", "Note"] + location, stdin: #"{"title": "item \#(n), long enough to fill a buffer"}"#).status == 0)
+            try #require(
+                try workspace.run(
+                    ["put", "--type", "Note"] + location,
+                    stdin: #"{"title": "item \#(n), long enough to fill a buffer"}"#
+                ).status == 0)
         }
         let toFullDisk = ["/bin/sh", "-c", #"exec "$@" >/dev/full"#, "sh"]
         let errorsToFullDisk = ["/bin/sh", "-c", #"exec "$@" 2>/dev/full"#, "sh"]
@@ -95,9 +102,11 @@ struct ExitCodeTests {
             #expect(run.stderr.contains("cannot write to standard output"), "\(arguments): \(run)")
         }
         // When standard error is a full disk: the documented codes, and the work done
-        let unknown = try workspace.run(["get", "99999999-2222-4333-8444-555555555555"] + location, prefix: errorsToFullDisk)
+        let unknown = try workspace.run(
+            ["get", "99999999-2222-4333-8444-555555555555"] + location, prefix: errorsToFullDisk)
         #expect(unknown.status == 4, "\(unknown)")
-        let put = try workspace.run(["put", "--type", "Note"] + location, stdin: #"{"title": "noted"}"#, prefix: errorsToFullDisk)
+        let put = try workspace.run(
+            ["put", "--type", "Note"] + location, stdin: #"{"title": "noted"}"#, prefix: errorsToFullDisk)
         #expect(put.status == 0, "\(put)")
         let id = put.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(try workspace.run(["get", id] + location).stdout.contains("noted"))
@@ -110,7 +119,10 @@ struct ExitCodeTests {
         let location = workspace.location()
         #expect(try workspace.run(["merge"] + location).status == 0)
         let before = try workspace.read("desk.json")
-        for (input, message) in [("{name: 1}", "not valid JSON"), (#"{"a": 1, "a": 2}"#, "not valid JSON"), ("[1, 2]", "must be a JSON object"), ("", "not valid JSON")] {
+        for (input, message) in [
+            ("{name: 1}", "not valid JSON"), (#"{"a": 1, "a": 2}"#, "not valid JSON"),
+            ("[1, 2]", "must be a JSON object"), ("", "not valid JSON"),
+        ] {
             let run = try workspace.run(["put", "--type", "Note"] + location, stdin: input)
             #expect(run.status == 65, "input \(input): \(run)")
             #expect(run.stderr.contains(message), "input \(input): \(run)")
@@ -118,13 +130,16 @@ struct ExitCodeTests {
         #expect(try workspace.read("desk.json") == before)
         #expect(try jsonArray(try workspace.run(["list", "--json"] + location).stdout).isEmpty)
         // A type change is refused the same way
-        let id = try workspace.run(["put", "--type", "Note"] + location, stdin: "{}").stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let id = try workspace.run(["put", "--type", "Note"] + location, stdin: "{}").stdout.trimmingCharacters(
+            in: .whitespacesAndNewlines)
         let change = try workspace.run(["put", "--type", "Other", "--id", id] + location, stdin: "{}")
         #expect(change.status == 65 && change.stderr.contains("Note"), "\(change)")
         // A malformed id is a command line problem, caught as it is parsed
         let notAnID = try workspace.run(["get", "not-an-id"] + location)
         #expect(notAnID.status == 64 && notAnID.stderr.contains("not-an-id"), "\(notAnID)")
-        for arguments in [["delete", "not-an-id"], ["resolve", "not-an-id", "--take", "1"], ["put", "--type", "Note", "--id", "x"]] {
+        for arguments in [
+            ["delete", "not-an-id"], ["resolve", "not-an-id", "--take", "1"], ["put", "--type", "Note", "--id", "x"],
+        ] {
             #expect(try workspace.run(arguments + location, stdin: "{}").status == 64, "\(arguments)")
         }
     }
@@ -136,14 +151,19 @@ struct ExitCodeTests {
         #expect(try workspace.run(["merge"] + workspace.location()).status == 0)
         let location = workspace.location(device: nil)
         let missing = Files.id(404).rawValue
-        for arguments in [["get", missing], ["delete", missing], ["resolve", missing, "--take", "1"], ["resolve", missing, "--from", "phone"]] {
+        for arguments in [
+            ["get", missing], ["delete", missing], ["resolve", missing, "--take", "1"],
+            ["resolve", missing, "--from", "phone"],
+        ] {
             let run = try workspace.run(arguments + location)
             #expect(run.status == 4, "\(arguments): \(run)")
             #expect(run.stderr.contains(missing), "\(arguments): \(run)")
         }
     }
 
-    @Test("settings problems: no --shared exits 78 naming SYNCD_SHARED; a missing folder 66; another device's store 78; state inside the folder 73")
+    @Test(
+        "settings problems: no --shared exits 78 naming SYNCD_SHARED; a missing folder 66; another device's store 78; state inside the folder 73"
+    )
     func settingsProblems() throws {
         let workspace = try Workspace()
         defer { workspace.remove() }
@@ -163,7 +183,8 @@ struct ExitCodeTests {
         let noDevice = try workspace.run(["merge"] + workspace.location(state: workspace.state("fresh"), device: nil))
         #expect(noDevice.status == 78 && noDevice.stderr.contains("--device"), "\(noDevice)")
         // A device ID given on the command line is a usage error; from the environment, a setting
-        let badDevice = try workspace.run(["merge"] + workspace.location(state: workspace.state("fresh"), device: "Desk"))
+        let badDevice = try workspace.run(
+            ["merge"] + workspace.location(state: workspace.state("fresh"), device: "Desk"))
         #expect(badDevice.status == 64 && badDevice.stderr.contains("Desk"), "\(badDevice)")
         var environment = workspace.environment
         environment["SYNCD_DEVICE"] = "Desk"
@@ -180,7 +201,8 @@ struct ExitCodeTests {
         let inside = try workspace.run(["merge"] + workspace.location(state: workspace.shared))
         #expect(inside.status == 73, "\(inside)")
 
-        let missingConfig = try workspace.run(["merge", "--config", workspace.path("none.json")] + workspace.location())
+        let missingConfig = try workspace.run(
+            ["merge", "--config", workspace.path("none.json")] + workspace.location())
         #expect(missingConfig.status == 78 && missingConfig.stderr.contains("none.json"), "\(missingConfig)")
     }
 
@@ -212,11 +234,15 @@ struct ExitCodeTests {
         #expect(try workspace.run(["list"] + workspace.location()).stdout.contains(id))
     }
 
-    @Test("commands that only read the store work with no shared folder given at all (a key read before the folder is set up), and say so; the others exit 78")
+    @Test(
+        "commands that only read the store work with no shared folder given at all (a key read before the folder is set up), and say so; the others exit 78"
+    )
     func readingWithNoFolderGiven() throws {
         let workspace = try Workspace()
         defer { workspace.remove() }
-        #expect(try workspace.run(["put", "--type", "Note"] + workspace.location(), stdin: #"{"title": "kept"}"#).status == 0)
+        #expect(
+            try workspace.run(["put", "--type", "Note"] + workspace.location(), stdin: #"{"title": "kept"}"#).status
+                == 0)
         let location = ["--state", workspace.state(), "--device", "desk"]
         let status = try workspace.run(["status"] + location)
         #expect(status.status == 0, "\(status)")
@@ -238,7 +264,9 @@ struct ExitCodeTests {
         }
     }
 
-    @Test("control characters in a file name are shown escaped in text output, never raw: a name cannot forge a line of the report")
+    @Test(
+        "control characters in a file name are shown escaped in text output, never raw: a name cannot forge a line of the report"
+    )
     func controlCharactersEscaped() throws {
         let workspace = try Workspace()
         defer { workspace.remove() }
@@ -253,9 +281,17 @@ struct ExitCodeTests {
         // JSON says it as JSON does
         let json = try workspace.run(["merge", "--json"] + workspace.location())
         #expect(json.stdout.contains("x\\nmerged"), "\(json.stdout)")
+        // A name that holds the escape's own characters is not shown as an escaped control
+        try workspace.write("y\\u{A}z.json", Array("{}".utf8))
+        let literal = try workspace.run(["merge"] + workspace.location())
+        #expect(
+            literal.stdout.contains("y\\\\u{A}z.json") && !literal.stdout.contains("y\\u{A}z.json"), "\(literal.stdout)"
+        )
     }
 
-    @Test("a shared folder that is a link to an unmounted drive: commands that only read the store work with a note, the others exit 66 (not 73)")
+    @Test(
+        "a shared folder that is a link to an unmounted drive: commands that only read the store work with a note, the others exit 66 (not 73)"
+    )
     func folderBehindBrokenLink() throws {
         let workspace = try Workspace()
         defer { workspace.remove() }
@@ -270,7 +306,9 @@ struct ExitCodeTests {
 
     @Test(
         "a file under this device's own name that it cannot read is neither overwritten nor lost: its parts go out around it",
-        .enabled(if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv"), "needs root and setpriv to run as nobody")
+        .enabled(
+            if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv"),
+            "needs root and setpriv to run as nobody")
     )
     func unreadableOwnFileKept() throws {
         let workspace = try Workspace()
@@ -278,7 +316,8 @@ struct ExitCodeTests {
         // desk.json (not written by this state directory) readable by root only; syncctl runs as nobody
         let original = Files.snapshot("desk", generation: 5, versions: [Files.version(1, by: "desk")])
         try workspace.write("desk.json", original)
-        try workspace.write("phone.json", Files.snapshot("phone", generation: 1, versions: [Files.version(2, by: "phone")]))
+        try workspace.write(
+            "phone.json", Files.snapshot("phone", generation: 1, versions: [Files.version(2, by: "phone")]))
         #expect(chmod(workspace.sharedPath("desk.json"), 0o000) == 0)
         #expect(chmod(workspace.shared, 0o777) == 0)
         let state = workspace.state()
@@ -302,7 +341,9 @@ struct ExitCodeTests {
 
     @Test(
         "an edit saved in the store but not published (a folder this user cannot write) prints its id all the same, exits 74 and says not to make it again; the next merge publishes it",
-        .enabled(if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv"), "needs root and setpriv to run as nobody")
+        .enabled(
+            if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv"),
+            "needs root and setpriv to run as nobody")
     )
     func editSavedNotPublished() throws {
         let workspace = try Workspace()
@@ -315,12 +356,15 @@ struct ExitCodeTests {
         #expect(try workspace.run(["merge"] + workspace.location(), prefix: nobody).status == 0)
         // When the folder becomes read-only for that user, and it puts a record
         #expect(chmod(workspace.shared, 0o755) == 0)
-        let put = try workspace.run(["put", "--type", "Note"] + workspace.location(), stdin: #"{"title": "once"}"#, prefix: nobody)
+        let put = try workspace.run(
+            ["put", "--type", "Note"] + workspace.location(), stdin: #"{"title": "once"}"#, prefix: nobody)
         // Then it exits 74, prints the new record's id, and says it is saved: not to be made again
         #expect(put.status == 74, "\(put)")
         let id = put.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(RecordID(id) != nil, "\(put)")
-        #expect(put.stderr.contains("record \(id) is saved in this device's store") && put.stderr.contains("Do not make the edit again"), "\(put)")
+        #expect(
+            put.stderr.contains("record \(id) is saved in this device's store")
+                && put.stderr.contains("Do not make the edit again"), "\(put)")
         // And once the folder is writable, the next merge publishes it
         #expect(chmod(workspace.shared, 0o777) == 0)
         #expect(try workspace.run(["merge"] + workspace.location(), prefix: nobody).status == 0)
@@ -335,7 +379,9 @@ struct ExitCodeTests {
         let workspace = try Workspace()
         defer { workspace.remove() }
         let typo = workspace.state("stat")
-        for arguments in [["status"], ["list"], ["export"], ["conflicts"], ["get", Files.id(1).rawValue], ["trust", "--list"]] {
+        for arguments in [
+            ["status"], ["list"], ["export"], ["conflicts"], ["get", Files.id(1).rawValue], ["trust", "--list"],
+        ] {
             let run = try workspace.run(arguments + workspace.location(state: typo))
             #expect(run.status == 78, "\(arguments): \(run)")
             #expect(run.stderr.contains("no store in \(typo)"), "\(arguments): \(run)")
@@ -347,19 +393,26 @@ struct ExitCodeTests {
         #expect(try workspace.run(["list"] + workspace.location()).status == 0)
     }
 
-    @Test("status --json names in one word why a file did not merge (problemKind, as merge --json does); export accepts --json like every command that prints data")
+    @Test(
+        "status --json names in one word why a file did not merge (problemKind, as merge --json does); export accepts --json like every command that prints data"
+    )
     func problemKindAndExportJSON() throws {
         let workspace = try Workspace()
         defer { workspace.remove() }
-        try workspace.write("phone.json", Array(#"{"format": 1, "device": "phone", "generation": 1, "records": ["#.utf8))
+        try workspace.write(
+            "phone.json", Array(#"{"format": 1, "device": "phone", "generation": 1, "records": ["#.utf8))
         let merge = try workspace.run(["merge"] + workspace.location())
         #expect(merge.status == 3, "\(merge)")
         let status = try workspace.run(["status", "--json"] + workspace.location())
-        guard case .object(let report) = try StrictJSON.parse(Array(status.stdout.utf8)), case .array(let sources)? = report["sources"] else {
+        guard case .object(let report) = try StrictJSON.parse(Array(status.stdout.utf8)),
+            case .array(let sources)? = report["sources"]
+        else {
             Issue.record("no sources in \(status)")
             return
         }
-        let phone = sources.first { if case .object(let source) = $0 { source["name"] == .string("phone.json") } else { false } }
+        let phone = sources.first {
+            if case .object(let source) = $0 { source["name"] == .string("phone.json") } else { false }
+        }
         guard case .object(let source)? = phone else {
             Issue.record("no phone.json in \(status)")
             return
@@ -373,7 +426,10 @@ struct ExitCodeTests {
     func usage() throws {
         let workspace = try Workspace()
         defer { workspace.remove() }
-        #expect(try workspace.run(["resolve", Files.id(1).rawValue, "--take", "1", "--from", "x"] + workspace.location(device: nil)).status == 64)
+        #expect(
+            try workspace.run(
+                ["resolve", Files.id(1).rawValue, "--take", "1", "--from", "x"] + workspace.location(device: nil)
+            ).status == 64)
         // --device names this device in resolve too: alone it chooses no version, and says where that went
         let oldMeaning = try workspace.run(["resolve", Files.id(1).rawValue] + workspace.location(device: "phone"))
         #expect(oldMeaning.status == 64 && oldMeaning.stderr.contains("--from DEVICE"), "\(oldMeaning)")

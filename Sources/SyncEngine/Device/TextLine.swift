@@ -3,13 +3,17 @@
 public enum TextLine {
     /// `text` with each control character written as `\u{…}`: C0 and C1 controls (newline,
     /// carriage return, escape…), DEL, and the bidirectional overrides and isolates that can make
-    /// a line read other than it is.
+    /// a line read other than it is. A backslash that begins `\u{` in `text` itself is doubled,
+    /// so that a name holding those characters does not read as an escaped control.
     public static func escapingControls(_ text: String) -> String {
-        guard text.unicodeScalars.contains(where: isControl) else { return text }
+        guard text.unicodeScalars.contains(where: isControl) || text.contains("\\u{") else { return text }
         var escaped = ""
-        for scalar in text.unicodeScalars {
+        let scalars = Array(text.unicodeScalars)
+        for (index, scalar) in scalars.enumerated() {
             if isControl(scalar) {
                 escaped += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
+            } else if scalar == "\\", scalars[(index + 1)...].starts(with: ["u", "{"]) {
+                escaped += "\\\\"
             } else {
                 escaped.unicodeScalars.append(scalar)
             }
