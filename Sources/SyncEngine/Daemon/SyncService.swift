@@ -300,7 +300,9 @@ public final class SyncService: Service, Sendable {
                         path: path,
                         reason:
                             "the folder was made again since syncd started, and is read-only inside syncd's sandbox",
-                        advice: "systemd starts syncd again (Restart=on-failure); else: systemctl restart syncd")
+                        advice:
+                            "the unit's Restart=on-failure starts syncd again with the new folder; or: sudo systemctl restart syncd"
+                    )
                 }
             }
             return (true, [])
