@@ -22,7 +22,8 @@ public struct GlobalOptions: ParsableArguments {
     public func validate() throws {
         if let device, let problem = DeviceID.validationProblem(device) {
             throw ValidationError(
-                "--device \"\(device)\" \(problem); a device ID is 1 to 64 of a-z 0-9 . _ -, starting with a letter or digit")
+                "--device \"\(device)\" \(problem); a device ID is 1 to 64 of a-z 0-9 . _ -, starting with a letter or digit"
+            )
         }
     }
 
@@ -52,7 +53,9 @@ public struct GlobalOptions: ParsableArguments {
 /// which ``GlobalOptions`` adds (`--device`, alias `--this-device`, in every command).
 public struct LocationOptions: ParsableArguments {
     @Option(
-        name: .long, help: ArgumentHelp("The shared folder holding every device's <device>.json.", valueName: "dir"))
+        name: .long,
+        help: ArgumentHelp(
+            "The shared folder holding every device's snapshot (<device>.json, or its parts).", valueName: "dir"))
     public var shared: String?
 
     @Option(
@@ -116,7 +119,9 @@ public struct LocationOptions: ParsableArguments {
     ///
     /// - Parameter needsFolder: false for a command that only reads the store (see
     ///   ``GlobalOptions/openDeviceForReading()``).
-    public func openDevice(device: String?, needsFolder: Bool = true, needsStore: Bool = false) async throws -> SyncDevice {
+    public func openDevice(device: String?, needsFolder: Bool = true, needsStore: Bool = false) async throws
+        -> SyncDevice
+    {
         let settings = try await settings(device: device, requiresSharedFolder: needsFolder)
         let storePath = settings.stateDirectory + "/" + SyncDevice.storeFileName
         let isNew = !FileManager.default.fileExists(atPath: storePath)

@@ -6,12 +6,13 @@ extension SyncctlCommand {
     struct Merge: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "merge",
-            abstract: "Merge every device's snapshot in the shared folder, then publish this device's file.",
+            abstract: "Merge every device's snapshot in the shared folder, then publish this device's files.",
             discussion: """
-                Reads every *.json in the shared folder (this device's own file, its peers', and \
+                Reads every *.json in the shared folder (this device's own files, its peers', and \
                 copies that sync tools make, such as 'laptop.sync-conflict-*.json'), merges them \
-                record by record into the store in one transaction, and rewrites this device's \
-                <device>.json atomically only if its content changed.
+                record by record into the store in one transaction, and rewrites, atomically and \
+                signed, only those of this device's files whose content changed: <device>.json, or \
+                once it is large, its parts <device>.<prefix>.json (docs/parts.md).
 
                 A file that would turn more than half of the live records (and at least 50) into \
                 tombstones at once is held back, as a safety valve, until you let it through with \
@@ -73,7 +74,10 @@ func printMergeSummary(_ report: MergeReport, device: SyncDevice) {
             files += 1
             self.records += records ?? 0
             if let generation {
-                generations = min(generations?.lowerBound ?? generation, generation)...max(generations?.upperBound ?? generation, generation)
+                generations =
+                    min(
+                        generations?.lowerBound ?? generation, generation)...max(
+                        generations?.upperBound ?? generation, generation)
             }
         }
     }
@@ -102,8 +106,10 @@ func printMergeSummary(_ report: MergeReport, device: SyncDevice) {
         for (device, files) in plainMerges.sorted(by: { $0.key < $1.key }) {
             var line = "  " + padded("merged", 10) + padded("\(files.files) files", 32) + " " + device
             if let generations = files.generations {
-                line += generations.lowerBound == generations.upperBound
-                    ? ", generation \(generations.lowerBound)" : ", generations \(generations.lowerBound)–\(generations.upperBound)"
+                line +=
+                    generations.lowerBound == generations.upperBound
+                    ? ", generation \(generations.lowerBound)"
+                    : ", generations \(generations.lowerBound)–\(generations.upperBound)"
             }
             print(line + ", \(files.records) records")
         }
@@ -137,7 +143,10 @@ func printMergeSummary(_ report: MergeReport, device: SyncDevice) {
     print(records + (report.conflicts > 0 ? ": see syncctl conflicts" : ""))
     if let generation = report.publishedGeneration {
         let files = report.publishedFiles
-        let shown = files.count == 1 ? files[0] : "\(files.count) parts (\(files.prefix(3).joined(separator: ", "))\(files.count > 3 ? ", …" : ""))"
+        let shown =
+            files.count == 1
+            ? files[0]
+            : "\(files.count) parts (\(files.prefix(3).joined(separator: ", "))\(files.count > 3 ? ", …" : ""))"
         print("Published \(shown) of this device's snapshot (generation \(generation))")
     } else {
         print("This device's snapshot is up to date: not rewritten")
@@ -152,7 +161,9 @@ func printMergeSummary(_ report: MergeReport, device: SyncDevice) {
     for refusal in report.refusedRecords.prefix(20) {
         print("Refused: \(refusal)")
     }
-    if report.refusedRecords.count > 20 { print("… and \(report.refusedRecords.count - 20) more records refused (see --json)") }
+    if report.refusedRecords.count > 20 {
+        print("… and \(report.refusedRecords.count - 20) more records refused (see --json)")
+    }
     for warning in report.warnings {
         print("Warning: \(warning)")
     }

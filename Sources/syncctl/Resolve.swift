@@ -87,7 +87,8 @@ extension SyncctlCommand {
                     resolution = .takeTagged(take)
                 } else if let fromDevice {
                     guard let maker = DeviceID(fromDevice) else {
-                        throw UsageProblem(message: "no version of \(id) was made by \(fromDevice); see syncctl conflicts")
+                        throw UsageProblem(
+                            message: "no version of \(id) was made by \(fromDevice); see syncctl conflicts")
                     }
                     resolution = .takeFrom(maker)
                 } else {
@@ -96,7 +97,8 @@ extension SyncctlCommand {
                     resolution = .content(fields: object, schemaVersion: schemaVersion ?? current)
                 }
                 do {
-                    try printEditReport(try device.resolve(id: id, with: resolution, expecting: expecting), json: output.json)
+                    try printEditReport(
+                        try device.resolve(id: id, with: resolution, expecting: expecting), json: output.json)
                 } catch EngineError.changedSinceSeen(let changed) where seen != nil {
                     // The tag given is not the record's: say which it is now (a typo is as likely as an arrival).
                     guard let now = try device.record(id) else { throw EngineError.changedSinceSeen(id: changed) }
@@ -109,11 +111,12 @@ extension SyncctlCommand {
     struct Tidy: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "tidy",
-            abstract: "Remove sync-tool copies whose versions are all in this device's file.",
+            abstract: "Remove sync-tool copies whose versions are all in this device's files.",
             discussion: """
                 Merges first, then deletes each copy (such as 'phone.sync-conflict-*.json' or \
-                'phone (1).json') that adds nothing to this device's published file, and says what \
-                it removed and what it kept. Never touches any device's own <device>.json.
+                'phone (1).json', or of a part: 'phone.3F.sync-conflict-*.json') that adds nothing to \
+                this device's published files, and says what it removed and what it kept. Never \
+                touches any device's own files (<device>.json or its parts).
                 """)
 
         @OptionGroup var global: GlobalOptions

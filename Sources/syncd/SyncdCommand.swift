@@ -20,8 +20,8 @@ struct SyncdCommand: AsyncParsableCommand {
             device's store when files change (at once for a file renamed into place, as sync \
             tools and atomic writers publish; after --settle-ms of quiet for one written in place), \
             rereads everything every --rescan-interval seconds and after an inotify overflow, \
-            polls on NFS, SMB and FUSE mounts, and republishes <device>.json when its content \
-            changed. It runs under systemd (Type=notify: READY=1, STATUS=, WATCHDOG=1, STOPPING=1) \
+            polls on NFS, SMB and FUSE mounts, and republishes this device's files (<device>.json, \
+            or parts <device>.<prefix>.json once it is large) whose content changed, signed with its key. It runs under systemd (Type=notify: READY=1, STATUS=, WATCHDOG=1, STOPPING=1) \
             or by hand. SIGTERM and SIGINT stop it after the merge in flight; SIGHUP re-reads the \
             configuration (timings, log level and schema files) and then every file.
 
@@ -89,7 +89,8 @@ struct SyncdCommand: AsyncParsableCommand {
             let service = SyncService(
                 device: device, timings: initial.timings,
                 notify: NotifySocket(environment: ProcessInfo.processInfo.environment),
-                logger: logger, metricsFile: try await daemonSettings.metricsPath(stateDirectory: settings.stateDirectory),
+                logger: logger,
+                metricsFile: try await daemonSettings.metricsPath(stateDirectory: settings.stateDirectory),
                 reload: {
                     // All or nothing: a bad schema file or setting keeps every current one.
                     let settings = try await SyncSettings.resolve(
