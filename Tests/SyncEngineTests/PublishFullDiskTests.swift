@@ -116,6 +116,60 @@ struct PublishFullDiskTests {
         #expect(try device.records().count == 5_001)  // the peers share their first 20 ids
     }
 
+    @Test(
+        "an edit saved but not published (the folder read-only then), made again once it is writable: refused as made already (nothing to resolve, deleted already), and what was saved is published all the same",
+        .enabled(if: TinyFileSystem.canMount, "needs root to mount a tmpfs"))
+    func editMadeAgainAfterFailedPublication() throws {
+        // Given two peers that changed one record concurrently, merged by laptop: a conflict
+        let disk = try TinyFileSystem(kilobytes: 1024)
+        defer { disk.remove() }
+        let id = "00000000-0000-4000-8000-000000000001"
+        for peer in ["phone", "tablet"] {
+            let text =
+                #"{"format":1,"device":"\#(peer)","generation":1,"records":[{"id":"\#(id)","type":"Note","lastModified":"2026-11-22T10:00:00.000Z","modifiedBy":"\#(peer)","versionVector":{"\#(peer)":1},"fields":{"text":"\#(peer)'s"}}]}"#
+            try Data(text.utf8).write(to: URL(fileURLWithPath: disk.path + "/\(peer).json"))
+        }
+        let state = NSTemporaryDirectory() + "edit-again-state-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: state) }
+        let (device, failure) = try Self.mergeFailingToPublish(in: disk, state: state)
+        try #require(failure == nil)
+        let record = try #require(RecordID(id))
+        // The record's versions in laptop's published file, and in its store (by tag).
+        func published() throws -> [String] {
+            let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: disk.path + "/laptop.json")))
+            return try SnapshotReader.read(bytes: bytes, fileName: "laptop.json").versions.filter { $0.id == record }
+                .map(\.tag).sorted()
+        }
+        func stored() throws -> [String] {
+            let held = try #require(try device.record(record))
+            return ([held.version] + held.conflicts).map(\.tag).sorted()
+        }
+        #expect(try published().count == 2)
+
+        for step in ["resolve", "delete"] {
+            // When the edit is made while the folder is read-only: saved, not published
+            try disk.remount(readOnly: true)
+            let make = {
+                step == "resolve"
+                    ? try device.resolve(id: record, with: .takeFrom(DeviceID("phone")!))
+                    : try device.delete(id: record, schemaVersion: nil)
+            }
+            let first = try make()
+            #expect(first.publishFailure != nil, "\(step)")
+            let saved = try stored()
+            #expect(try published() != saved, "\(step)")
+
+            // And made again once the folder is writable (a script retrying; a rerun after a crash
+            // between the commit and the publication)
+            try disk.remount(readOnly: false)
+            #expect(throws: EngineError.self, "\(step)") { _ = try make() }
+
+            // Then it is refused as made already, and what was saved is published
+            #expect(try published() == saved, "\(step)")
+        }
+        #expect(try device.record(record)?.version.deleted == true)
+    }
+
     /// Device laptop on `disk` with its store in `state`, after one merge, and the error it threw.
     static func mergeFailingToPublish(in disk: TinyFileSystem, state: String) throws -> (SyncDevice, EngineError?) {
         let settings = SyncSettings(sharedFolder: disk.path, stateDirectory: state, device: DeviceID("laptop"))

@@ -121,7 +121,10 @@ extension SyncDevice {
     /// Runs a merge pass with `make` applied after it, in the same transaction, to record `id` as
     /// the merge left it, and publishes. When the record is not as `expecting` says, the merge
     /// alone is kept and published (so the caller can look again at the record as it is now), and
-    /// ``EngineError/changedSinceSeen(id:)`` is thrown.
+    /// ``EngineError/changedSinceSeen(id:)`` is thrown. An edit refused on the merged record
+    /// (nothing left to resolve, deleted already, another type, no such record, a version that fits
+    /// no schema) keeps and publishes the merge too before its error is thrown: the same command run
+    /// again after a crash between its commit and its publication publishes what it saved.
     private func edit(
         of id: RecordID, expecting: EditExpectation?,
         _ make: @escaping (StoreSession, ReadOnly.Record?, Timestamp) throws -> LocalEditOutcome
@@ -130,13 +133,13 @@ extension SyncDevice {
             // What the pass's transaction committed (a pass can run its edit again, on a retry).
             let committed = Mutex<LocalEditOutcome?>(nil)
             let report: MergeReport
-            let made: LocalEditOutcome??
+            let applied: AppliedEdit?
             do {
-                (report, made) = try pass { session, now -> LocalEditOutcome? in
-                    let outcome = try Self.apply(
+                (report, applied) = try pass { session, now -> AppliedEdit in
+                    let applied = try Self.apply(
                         make, to: id, expecting: expecting, session: session, now: now, schemas: self.schemas)
-                    committed.withLock { $0 = outcome }
-                    return outcome
+                    if case .made(let outcome) = applied { committed.withLock { $0 = outcome } }
+                    return applied
                 }
             } catch let failure as EngineError {
                 // Published after the transaction committed: the edit is in the store.
@@ -147,33 +150,55 @@ extension SyncDevice {
                 report.publishFailure = failure.description
                 return report
             }
-            guard case .some(let result) = made else { throw EngineError.invalidEdit("the edit was not applied") }
-            guard let outcome = result else { throw EngineError.changedSinceSeen(id: id.rawValue) }
-            return Self.report(of: outcome, merge: report, publishedGeneration: report.publishedGeneration)
+            switch applied {
+            case .made(let outcome)?:
+                return Self.report(of: outcome, merge: report, publishedGeneration: report.publishedGeneration)
+            case .notAsExpected?:
+                throw EngineError.changedSinceSeen(id: id.rawValue)
+            case .refused(let refusal)?:
+                throw refusal
+            case nil:
+                throw EngineError.invalidEdit("the edit was not applied")
+            }
         }
     }
 
-    /// The edit `make` of record `id`, applied in `session` once the pass merged: nil, with nothing
-    /// applied, when the record is not as `expecting` says.
+    /// What became of an edit applied after its pass's merge.
+    private enum AppliedEdit {
+        /// Made (or found unchanged), in the pass's transaction.
+        case made(LocalEditOutcome)
+        /// Not made: the record is not as expected.
+        case notAsExpected
+        /// Not made: refused on the record as merged, for this reason.
+        case refused(EngineError)
+    }
+
+    /// The edit `make` of record `id`, applied in `session` once the pass merged; nothing applied
+    /// when the record is not as `expecting` says, or the edit is refused.
     private static func apply(
         _ make: (StoreSession, ReadOnly.Record?, Timestamp) throws -> LocalEditOutcome, to id: RecordID,
         expecting: EditExpectation?, session: StoreSession, now: Timestamp, schemas: SchemaSet
-    ) throws -> LocalEditOutcome? {
+    ) throws -> AppliedEdit {
         let current = try session.record(id)
-        if let expecting, !expecting.isMet(by: current) { return nil }
+        if let expecting, !expecting.isMet(by: current) { return .notAsExpected }
         let outcome: LocalEditOutcome
         do {
             outcome = try make(session, current, now)
         } catch let error as LocalEditError {
-            throw EngineError.invalidEdit(error.description)
+            return .refused(.invalidEdit(error.description))
+        } catch let error as EngineError {
+            switch error {
+            case .invalidEdit, .noSuchRecord: return .refused(error)
+            default: throw error
+            }
         }
         if let violation = schemas.violation(of: outcome.version) {
-            throw EngineError.invalidEdit("the new version does not fit its schema: \(violation)")
+            return .refused(.invalidEdit("the new version does not fit its schema: \(violation)"))
         }
-        if outcome.isUnchanged { return outcome }
+        if outcome.isUnchanged { return .made(outcome) }
         let merged = RecordMerge.merge(held: try session.record(outcome.record.id), incoming: [outcome.version])
         try session.save(merged ?? outcome.record, at: now)
-        return outcome
+        return .made(outcome)
     }
 
     /// What an edit did, for the person who asked for it.
