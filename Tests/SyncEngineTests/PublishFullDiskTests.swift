@@ -1,8 +1,8 @@
 import Foundation
-import TestSupport
 import Logging
 import SnapshotFormat
 import SyncEngine
+import TestSupport
 import Testing
 
 /// A full disk while publishing, on a real (tiny) tmpfs: the merge is kept, nothing half-written is left.
@@ -82,13 +82,15 @@ struct PublishFullDiskTests {
         try FileManager.default.createDirectory(atPath: shared, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: shared) }
         try Data(Self.snapshot(device: "phone", records: 20)).write(to: URL(fileURLWithPath: shared + "/phone.json"))
-        let settings = SyncSettings(sharedFolder: shared, stateDirectory: disk.path + "/state", device: DeviceID("laptop"))
+        let settings = SyncSettings(
+            sharedFolder: shared, stateDirectory: disk.path + "/state", device: DeviceID("laptop"))
         let device = try SyncDevice(settings: settings, logger: Logger(label: "test"))
         _ = try device.merge()
         let published = try Data(contentsOf: URL(fileURLWithPath: shared + "/laptop.json"))
 
         // When another peer brings 4,980 new records (and the 20 again), and the state directory's disk is full
-        try Data(Self.snapshot(device: "tablet", records: 5_000)).write(to: URL(fileURLWithPath: shared + "/tablet.json"))
+        try Data(Self.snapshot(device: "tablet", records: 5_000)).write(
+            to: URL(fileURLWithPath: shared + "/tablet.json"))
         try disk.fill("filler")
         var failures: [EngineError] = []
         do { _ = try device.merge() } catch let error as EngineError { failures.append(error) }
@@ -145,6 +147,7 @@ struct PublishFullDiskTests {
             return ([held.version] + held.conflicts).map(\.tag).sorted()
         }
         #expect(try published().count == 2)
+        #expect(try !device.status().warnings.contains { $0.contains("not yet in this device's files") })
 
         for step in ["resolve", "delete"] {
             // When the edit is made while the folder is read-only: saved, not published
@@ -158,6 +161,8 @@ struct PublishFullDiskTests {
             #expect(first.publishFailure != nil, "\(step)")
             let saved = try stored()
             #expect(try published() != saved, "\(step)")
+            // (which status says)
+            #expect(try device.status().warnings.contains { $0.contains("not yet in this device's files") }, "\(step)")
 
             // And made again once the folder is writable (a script retrying; a rerun after a crash
             // between the commit and the publication)
@@ -166,6 +171,7 @@ struct PublishFullDiskTests {
 
             // Then it is refused as made already, and what was saved is published
             #expect(try published() == saved, "\(step)")
+            #expect(try !device.status().warnings.contains { $0.contains("not yet in this device's files") }, "\(step)")
         }
         #expect(try device.record(record)?.version.deleted == true)
     }
@@ -187,7 +193,8 @@ struct PublishFullDiskTests {
         for index in 0..<records {
             let id = String(format: "00000000-0000-4000-8000-%012d", index)
             text += index == 0 ? "" : ","
-            text += #"{"id":"\#(id)","type":"Note","lastModified":"2026-11-22T10:00:00.000Z","modifiedBy":"\#(device)","versionVector":{"\#(device)":1},"fields":{"text":"note \#(index) with some words"}}"#
+            text +=
+                #"{"id":"\#(id)","type":"Note","lastModified":"2026-11-22T10:00:00.000Z","modifiedBy":"\#(device)","versionVector":{"\#(device)":1},"fields":{"text":"note \#(index) with some words"}}"#
         }
         return Array((text + "]}").utf8)
     }

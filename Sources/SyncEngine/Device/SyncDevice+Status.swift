@@ -68,11 +68,19 @@ extension SyncDevice {
                     "\(rejectedForTrust.count) file(s) rejected for trust (not signed by a trusted key): see their problems above, and syncctl trust --review"
                 )
             }
+            // Saved but not yet published: a publication that failed or was interrupted (a full
+            // disk, a read-only folder, a crash between the commit and the renames).
+            if try parts.contains(where: { !$0.isPublished }) || !session.changedPrefixes().isEmpty {
+                warnings.append(
+                    "the store holds changes not yet in this device's files (a publication failed or was interrupted); run syncctl merge to publish them (a running syncd does at its next pass)"
+                )
+            }
             let present = Set(sources.filter(\.present).map(\.name))
             let missing = parts.map(partName).filter { !present.contains($0) }
             if parts.isEmpty || !missing.isEmpty {
                 let names = parts.isEmpty ? ownFileName : missing.joined(separator: ", ")
-                warnings.append("this device's file(s) \(names) are not in the shared folder; run syncctl merge to publish them")
+                warnings.append(
+                    "this device's file(s) \(names) are not in the shared folder; run syncctl merge to publish them")
             }
             return StatusReport(
                 device: device.rawValue, sharedFolder: folder.path, stateDirectory: settings.stateDirectory,
