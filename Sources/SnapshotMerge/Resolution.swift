@@ -33,7 +33,8 @@ public enum LocalEditError: Error, Hashable, Sendable, CustomStringConvertible {
 
     public var description: String {
         switch self {
-        case .nothingToResolve(let id): "record \(id) has no conflicts to resolve"
+        case .nothingToResolve(let id):
+            "record \(id) has no conflicts to resolve (resolved already, here or on another device, or never in conflict): nothing was resolved"
         case .noSuchVersion(let index, let count):
             "there is no version \(index): choose 0 (the current version) to \(count - 1)"
         case .countExhausted(let id, let device):
