@@ -3,8 +3,8 @@ import Foundation
 import SnapshotFormat
 import SyncEngine
 import SyncStore
-import TestSupport
 import Synchronization
+import TestSupport
 import Testing
 
 /// A key pair that signs format 2 files the way the contract spells it, built here independently
@@ -50,7 +50,8 @@ struct TestSigner {
         top["writtenAt"] = .string(Timestamp(milliseconds: Wire.base).written)
         if let part { top["part"] = .string(part) }
         if let key { top["key"] = .string(key) }
-        top["records"] = .array(versions.sorted { $0.id < $1.id }.map { .object(ReadOnly.Record(version: $0).normalForm) })
+        top["records"] = .array(
+            versions.sorted { $0.id < $1.id }.map { .object(ReadOnly.Record(version: $0).normalForm) })
         return JSONValue.object(top).canonicalBytes
     }
 }
@@ -66,7 +67,9 @@ struct TrustTests {
         Set(try device.records(includeDeleted: true).map(\.id))
     }
 
-    @Test("with no trusted device, unsigned and signed files merge alike and signatures are not checked (format 1 behaviour)")
+    @Test(
+        "with no trusted device, unsigned and signed files merge alike and signatures are not checked (format 1 behaviour)"
+    )
     func noTrustMergesEverything() throws {
         let sandbox = try Sandbox()
         defer { sandbox.remove() }
@@ -113,7 +116,8 @@ struct TrustTests {
         bad["phone.1.json"] = (0x11, "does not verify")
         // signed with another key, naming it (a forged phone)
         try sandbox.write(
-            "phone.2.json", mallory.file("phone", generation: 4, versions: [Self.note(0x12, by: "phone", count: 4)], part: "2"))
+            "phone.2.json",
+            mallory.file("phone", generation: 4, versions: [Self.note(0x12, by: "phone", count: 4)], part: "2"))
         bad["phone.2.json"] = (0x12, "not the key trusted for phone")
         // naming phone's key but signed by another (a forged signature)
         var forged = TestSigner.unsigned(
@@ -122,16 +126,20 @@ struct TrustTests {
         try sandbox.write("phone.3.json", forged)
         bad["phone.3.json"] = (0x13, "does not verify")
         // a device nobody trusts, its part and a copy of it
-        try sandbox.write("mallory.json", mallory.file("mallory", generation: 1, versions: [Self.note(0x14, by: "mallory")]))
         try sandbox.write(
-            "mallory.4.json", mallory.file("mallory", generation: 1, versions: [Self.note(0x15, by: "mallory")], part: "4"))
+            "mallory.json", mallory.file("mallory", generation: 1, versions: [Self.note(0x14, by: "mallory")]))
         try sandbox.write(
-            "mallory (conflicted copy).json", mallory.file("mallory", generation: 2, versions: [Self.note(0x16, by: "mallory")]))
+            "mallory.4.json",
+            mallory.file("mallory", generation: 1, versions: [Self.note(0x15, by: "mallory")], part: "4"))
+        try sandbox.write(
+            "mallory (conflicted copy).json",
+            mallory.file("mallory", generation: 2, versions: [Self.note(0x16, by: "mallory")]))
         bad["mallory.json"] = (0x14, "mallory is not trusted")
         bad["mallory.4.json"] = (0x15, "mallory is not trusted")
         bad["mallory (conflicted copy).json"] = (0x16, "mallory is not trusted")
         // an unsigned file of a device nobody trusts: the reason says it must be signed, not to compare a key
-        try sandbox.write("legacy.json", TestSigner.unsigned("legacy", generation: 1, versions: [Self.note(0x17, by: "legacy")]))
+        try sandbox.write(
+            "legacy.json", TestSigner.unsigned("legacy", generation: 1, versions: [Self.note(0x17, by: "legacy")]))
         bad["legacy.json"] = (0x17, "legacy is not trusted, and the file is not signed")
 
         // When desk merges
@@ -152,7 +160,9 @@ struct TrustTests {
             #expect(reason.contains(expected.reason), "\(name): \(reason)")
             #expect(outcome.device == String(name.prefix { $0 != "." && $0 != " " }), "\(name)")
             if name.hasPrefix("mallory") || name == "phone.2.json" {
-                #expect(reason.contains(mallory.keyText) && reason.contains(mallory.publicKey.fingerprint), "\(name): \(reason)")
+                #expect(
+                    reason.contains(mallory.keyText) && reason.contains(mallory.publicKey.fingerprint),
+                    "\(name): \(reason)")
             }
         }
         // And status lists each of them as rejected for trust
@@ -171,7 +181,8 @@ struct TrustTests {
         return (desk, phone)
     }
 
-    @Test("what merged from a file before stays when the file turns bad, and untrusting its device stops its later files")
+    @Test(
+        "what merged from a file before stays when the file turns bad, and untrusting its device stops its later files")
     func earlierMergesStay() throws {
         let sandbox = try Sandbox()
         defer { sandbox.remove() }
@@ -202,7 +213,9 @@ struct TrustTests {
         #expect(try desk.trustedDevices().map(\.device) == ["desk", "laptop"])
     }
 
-    @Test("untrusting the last other device (a stolen one) keeps checking on, this device alone trusted; untrusting this device then turns it off, and not before")
+    @Test(
+        "untrusting the last other device (a stolen one) keeps checking on, this device alone trusted; untrusting this device then turns it off, and not before"
+    )
     func untrustLastPeer() throws {
         // Given desk trusting phone, whose file merged
         let sandbox = try Sandbox()
@@ -258,7 +271,9 @@ struct TrustTests {
         #expect(try desk.status().rejectedForTrust.isEmpty)
     }
 
-    @Test("this device signs every file and part it publishes with the key in its state directory (mode 0600), the same after reopening")
+    @Test(
+        "this device signs every file and part it publishes with the key in its state directory (mode 0600), the same after reopening"
+    )
     func signsItsFiles() throws {
         let sandbox = try Sandbox()
         defer { sandbox.remove() }
@@ -289,11 +304,14 @@ struct TrustTests {
 
     /// Desk's 80 notes published in several parts signed with its key, which phone trusts and has
     /// merged; desk's published files.
-    static func deskInPartsTrustedByPhone(_ sandbox: Sandbox) throws -> (desk: SyncDevice, phone: SyncDevice, published: PublishedSnapshot) {
+    static func deskInPartsTrustedByPhone(_ sandbox: Sandbox) throws -> (
+        desk: SyncDevice, phone: SyncDevice, published: PublishedSnapshot
+    ) {
         let desk = try sandbox.device("desk", state: sandbox.state("desk"), partPolicy: smallParts)
         let phone = try sandbox.device("phone", state: sandbox.state("phone"))
         for n in 0..<80 {
-            _ = try desk.put(id: Wire.id(n), type: "Note", fields: Wire.object(#"{"text": "note \#(n)"}"#), schemaVersion: nil)
+            _ = try desk.put(
+                id: Wire.id(n), type: "Note", fields: Wire.object(#"{"text": "note \#(n)"}"#), schemaVersion: nil)
         }
         try phone.trust(desk.key.publicKey, for: DeviceID("desk")!)
         _ = try phone.merge()
@@ -303,7 +321,30 @@ struct TrustTests {
         return (desk, phone, published)
     }
 
-    @Test("rotating the key publishes every part again signed with the new one; a peer trusting the old key rejects them until it trusts the new one")
+    @Test(
+        "the new key of a rotation killed before it replaced the old one is removed by the next command that takes the lock; the old key stays in use"
+    )
+    func unfinishedRotationRemoved() throws {
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        let desk = try sandbox.device("desk", state: sandbox.state("desk"))
+        _ = try desk.merge()
+        let key = desk.key.publicKey
+        // Given a rotation's new key left behind (the process killed before its rename)
+        let leftover = sandbox.state("desk") + "/signing.key.new"
+        try Data("ed25519-private:\(Data(repeating: 7, count: 32).base64EncodedString())\n".utf8)
+            .write(to: URL(fileURLWithPath: leftover))
+        // When the device next merges
+        _ = try desk.merge()
+        // Then the leftover is gone, and the key in use is the old one
+        #expect(!FileManager.default.fileExists(atPath: leftover))
+        #expect(desk.key.publicKey == key)
+        #expect(try sandbox.device("desk", state: sandbox.state("desk")).key.publicKey == key)
+    }
+
+    @Test(
+        "rotating the key publishes every part again signed with the new one; a peer trusting the old key rejects them until it trusts the new one"
+    )
     func rotation() throws {
         let sandbox = try Sandbox()
         defer { sandbox.remove() }
@@ -326,7 +367,8 @@ struct TrustTests {
         try desk.trust(TestSigner().publicKey, for: DeviceID("tablet")!)
         let oldSigner = try TestSigner(keyFile: sandbox.state("desk") + "/signing.key.old")
         #expect(oldSigner.publicKey == oldKey)
-        try sandbox.write("desk (1).json", oldSigner.file("desk", generation: 90, versions: [Self.note(99, by: "desk", count: 90)]))
+        try sandbox.write(
+            "desk (1).json", oldSigner.file("desk", generation: 90, versions: [Self.note(99, by: "desk", count: 90)]))
         #expect(try desk.merge().sources.first { $0.name == "desk (1).json" }?.status == .rejected)
         try FileManager.default.removeItem(atPath: sandbox.sharedPath("desk (1).json"))
 
@@ -343,7 +385,9 @@ struct TrustTests {
         #expect(try Self.held(phone).count == 81)
     }
 
-    @Test("a device whose key file was lost signs every part again with the key it makes, and says which trust command its peers need")
+    @Test(
+        "a device whose key file was lost signs every part again with the key it makes, and says which trust command its peers need"
+    )
     func lostKey() throws {
         // Given desk's 80 records in parts signed with its key, which phone trusts
         let sandbox = try Sandbox()
@@ -374,7 +418,9 @@ struct TrustTests {
         #expect(try Self.held(fresh).count == 80)
     }
 
-    @Test("a state directory restored from a backup without its signing.key: the device's own later file, signed with its old key, merges (nothing lost, no count reused)")
+    @Test(
+        "a state directory restored from a backup without its signing.key: the device's own later file, signed with its old key, merges (nothing lost, no count reused)"
+    )
     func restoredWithoutKey() throws {
         // Given desk trusting phone, with a backup of its state directory taken after its first edit
         let sandbox = try Sandbox()
@@ -405,12 +451,15 @@ struct TrustTests {
         let published = try SnapshotReader.read(bytes: try sandbox.read("desk.json"), fileName: "desk.json")
         #expect(published.key == restored.key.publicKey)
         let oldSigner = try TestSigner(keyFile: sandbox.state("backup") + "/signing.key")
-        try sandbox.write("desk (1).json", oldSigner.file("desk", generation: 50, versions: [Self.note(7, by: "desk", count: 50)]))
+        try sandbox.write(
+            "desk (1).json", oldSigner.file("desk", generation: 50, versions: [Self.note(7, by: "desk", count: 50)]))
         #expect(try restored.merge().sources.first { $0.name == "desk (1).json" }?.status == .rejected)
         #expect(try restored.record(Wire.id(7)) == nil)
     }
 
-    @Test("with keys trusted, a file under this device's own name that it did not sign is rejected, reported, and its own file published again")
+    @Test(
+        "with keys trusted, a file under this device's own name that it did not sign is rejected, reported, and its own file published again"
+    )
     func impostorUnderOwnName() throws {
         let sandbox = try Sandbox()
         defer { sandbox.remove() }
@@ -420,7 +469,8 @@ struct TrustTests {
 
         // When someone replaces desk.json with a file signed by another key
         let mallory = TestSigner()
-        try sandbox.write("desk.json", mallory.file("desk", generation: 9, versions: [Self.note(2, by: "desk", count: 9)]))
+        try sandbox.write(
+            "desk.json", mallory.file("desk", generation: 9, versions: [Self.note(2, by: "desk", count: 9)]))
         let report = try desk.merge()
 
         // Then it is rejected, loudly, and desk publishes its own file again
@@ -446,12 +496,15 @@ struct TrustTests {
         try Data(TestSigner().file("desk", generation: 1, versions: [])).write(to: URL(fileURLWithPath: twinFile))
         let armed = Mutex<UInt64?>(nil)
         let clock = sandbox.clock
-        var settings = SyncSettings(sharedFolder: sandbox.shared, stateDirectory: sandbox.state(), device: DeviceID("desk")!)
+        var settings = SyncSettings(
+            sharedFolder: sandbox.shared, stateDirectory: sandbox.state(), device: DeviceID("desk")!)
         settings.partPolicy = .standard
         let desk = try SyncDevice(settings: settings, logger: quietLogger) {
             armed.withLock { before in
                 // Once desk.json is another file than when armed: desk renamed its own into place
-                guard let inode = before, let now = Self.inode(sandbox.sharedPath("desk.json")), now != inode else { return }
+                guard let inode = before, let now = Self.inode(sandbox.sharedPath("desk.json")), now != inode else {
+                    return
+                }
                 rename(twinFile, sandbox.sharedPath("desk.json"))
                 before = nil
             }
@@ -463,7 +516,8 @@ struct TrustTests {
         // When desk publishes an edit and the twin's file replaces it before desk records it
         armed.withLock { $0 = Self.inode(sandbox.sharedPath("desk.json")) }
         sandbox.clock.advance()
-        _ = try desk.put(id: Wire.id(2), type: "Note", fields: Wire.object(#"{"text": "mine too"}"#), schemaVersion: nil)
+        _ = try desk.put(
+            id: Wire.id(2), type: "Note", fields: Wire.object(#"{"text": "mine too"}"#), schemaVersion: nil)
         try #require(armed.withLock { $0 } == nil, "the twin's file was not renamed in")
 
         // Then the next merge reads the twin's file and rejects it, and desk publishes its own again
@@ -487,8 +541,10 @@ struct TrustTests {
         let phone = TestSigner()
         let mallory = TestSigner()
         try sandbox.write("phone.json", phone.file("phone", generation: 1, versions: [Self.note(1, by: "phone")]))
-        try sandbox.write("phone.1.json", phone.file("phone", generation: 1, versions: [Self.note(0x11, by: "phone")], part: "1"))
-        var forged = TestSigner.unsigned("laptop", generation: 1, versions: [Self.note(2, by: "laptop")], key: mallory.keyText)
+        try sandbox.write(
+            "phone.1.json", phone.file("phone", generation: 1, versions: [Self.note(0x11, by: "phone")], part: "1"))
+        var forged = TestSigner.unsigned(
+            "laptop", generation: 1, versions: [Self.note(2, by: "laptop")], key: mallory.keyText)
         phone.sign(&forged)
         try sandbox.write("laptop.json", forged)
         try sandbox.write("tablet.json", Wire.snapshot("tablet", generation: 1, versions: [Self.note(3, by: "tablet")]))
@@ -500,7 +556,8 @@ struct TrustTests {
         #expect(keys.map(\.device) == ["laptop", "phone", "tablet"])
         let phoneKey = try #require(keys.first { $0.device == "phone" })
         #expect(phoneKey.key == phone.keyText && phoneKey.fingerprint == phone.publicKey.fingerprint)
-        #expect(phoneKey.files == ["phone.1.json", "phone.json"] && phoneKey.validlySigned == 2 && phoneKey.canBeTrusted)
+        #expect(
+            phoneKey.files == ["phone.1.json", "phone.json"] && phoneKey.validlySigned == 2 && phoneKey.canBeTrusted)
         let laptopKey = try #require(keys.first { $0.device == "laptop" })
         #expect(laptopKey.validlySigned == 0 && !laptopKey.canBeTrusted)
         let tabletKey = try #require(keys.first { $0.device == "tablet" })

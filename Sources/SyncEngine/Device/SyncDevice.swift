@@ -230,6 +230,7 @@ public final class SyncDevice: Sendable {
         try EngineError.sayingDiskFull(stateDirectory: settings.stateDirectory) {
             let lock = try StateLock(stateDirectory: settings.stateDirectory, timeoutSeconds: 30)
             defer { withExtendedLifetime(lock) {} }
+            DeviceKey.removeUnfinishedRotation(in: settings.stateDirectory)
             if !key.isCurrent(in: settings.stateDirectory) {
                 let key = try DeviceKey.loadOrCreate(in: settings.stateDirectory)
                 keyBox.withLock { $0 = key }

@@ -27,7 +27,8 @@ public struct DeviceKey: @unchecked Sendable {
     static let fileName = "signing.key"
     private static let scheme = "ed25519-private:"
 
-    private init(_ privateKey: Curve25519.Signing.PrivateKey, fileInode: Int64, permissionsOpenToOthers: UInt32? = nil) {
+    private init(_ privateKey: Curve25519.Signing.PrivateKey, fileInode: Int64, permissionsOpenToOthers: UInt32? = nil)
+    {
         self.privateKey = privateKey
         seed = Array(privateKey.rawRepresentation)
         self.fileInode = fileInode
@@ -81,6 +82,13 @@ public struct DeviceKey: @unchecked Sendable {
         return key
     }
 
+    /// Removes the new key of a rotation that was interrupted before it replaced the old one (a
+    /// crash: the rotation did not happen, and that private key signs nothing). Only under the
+    /// state directory's lock, which a rotation holds throughout.
+    static func removeUnfinishedRotation(in stateDirectory: String) {
+        try? SystemCalls.remove(stateDirectory + "/" + fileName + ".new")
+    }
+
     private static func load(_ path: String) throws -> DeviceKey? {
         let descriptor: Int32
         do {
@@ -126,7 +134,8 @@ public struct DeviceKey: @unchecked Sendable {
         let made = seed.withUnsafeBufferPointer { seed in
             bytes.withUnsafeBufferPointer { message in
                 signature.withUnsafeMutableBufferPointer { signature in
-                    snapshotsync_ed25519_sign(seed.baseAddress, message.baseAddress, message.count, signature.baseAddress)
+                    snapshotsync_ed25519_sign(
+                        seed.baseAddress, message.baseAddress, message.count, signature.baseAddress)
                 }
             }
         }
