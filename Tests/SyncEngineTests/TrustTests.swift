@@ -322,24 +322,46 @@ struct TrustTests {
     }
 
     @Test(
-        "the new key of a rotation killed before it replaced the old one is removed by the next command that takes the lock; the old key stays in use"
+        "a rotation killed before it replaced the old key: finished by the next command that takes the lock when the store had recorded the new key, else its new key is removed and the old one stays"
     )
-    func unfinishedRotationRemoved() throws {
+    func unfinishedRotationSettled() throws {
         let sandbox = try Sandbox()
         defer { sandbox.remove() }
-        let desk = try sandbox.device("desk", state: sandbox.state("desk"))
+        let state = sandbox.state("desk")
+        let desk = try sandbox.device("desk", state: state)
         _ = try desk.merge()
-        let key = desk.key.publicKey
-        // Given a rotation's new key left behind (the process killed before its rename)
-        let leftover = sandbox.state("desk") + "/signing.key.new"
+        let oldKey = desk.key.publicKey
+        let keyFile = state + "/signing.key"
+
+        // Given a rotation's new key left behind before the store recorded it (killed while it
+        // was written or recorded)
         try Data("ed25519-private:\(Data(repeating: 7, count: 32).base64EncodedString())\n".utf8)
-            .write(to: URL(fileURLWithPath: leftover))
+            .write(to: URL(fileURLWithPath: keyFile + ".new"))
         // When the device next merges
         _ = try desk.merge()
         // Then the leftover is gone, and the key in use is the old one
-        #expect(!FileManager.default.fileExists(atPath: leftover))
-        #expect(desk.key.publicKey == key)
-        #expect(try sandbox.device("desk", state: sandbox.state("desk")).key.publicKey == key)
+        #expect(!FileManager.default.fileExists(atPath: keyFile + ".new"))
+        #expect(desk.key.publicKey == oldKey)
+        #expect(try sandbox.device("desk", state: state).key.publicKey == oldKey)
+
+        // Given a rotation killed after the store recorded its new key, before the rename (made
+        // here from a finished one, undone: the new key back at signing.key.new, the old one back
+        // in place)
+        let (newKey, _) = try desk.rotateKey()
+        try FileManager.default.moveItem(atPath: keyFile, toPath: keyFile + ".new")
+        try FileManager.default.moveItem(atPath: keyFile + ".old", toPath: keyFile)
+        let restarted = try sandbox.device("desk", state: state)
+        #expect(restarted.key.publicKey == oldKey)
+        // When the device next merges
+        let report = try restarted.merge()
+        // Then the rotation is finished: the new key signs, the old one is kept aside, and no
+        // warning says the key was replaced or lost
+        #expect(restarted.key.publicKey == newKey.publicKey)
+        #expect(!FileManager.default.fileExists(atPath: keyFile + ".new"))
+        #expect(try TestSigner(keyFile: keyFile + ".old").publicKey == oldKey)
+        #expect(!report.warnings.contains { $0.contains("replaced, lost or rotated") }, "\(report.warnings)")
+        let published = try #require(try PublishedSnapshot.read(folder: sandbox.shared, device: "desk"))
+        #expect(published.readings.allSatisfy { $0.key == newKey.publicKey })
     }
 
     @Test(

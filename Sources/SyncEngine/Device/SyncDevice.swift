@@ -230,7 +230,12 @@ public final class SyncDevice: Sendable {
         try EngineError.sayingDiskFull(stateDirectory: settings.stateDirectory) {
             let lock = try StateLock(stateDirectory: settings.stateDirectory, timeoutSeconds: 30)
             defer { withExtendedLifetime(lock) {} }
-            DeviceKey.removeUnfinishedRotation(in: settings.stateDirectory)
+            if let key = try DeviceKey.settleUnfinishedRotation(
+                in: settings.stateDirectory, recordedKey: { try store.reading { try $0.signingKeyOfParts() } })
+            {
+                logger.notice(
+                    "finished a key rotation that was interrupted", metadata: ["key": "\(key.publicKey.text)"])
+            }
             if !key.isCurrent(in: settings.stateDirectory) {
                 let key = try DeviceKey.loadOrCreate(in: settings.stateDirectory)
                 keyBox.withLock { $0 = key }

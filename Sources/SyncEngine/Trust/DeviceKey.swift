@@ -58,8 +58,9 @@ public struct DeviceKey: @unchecked Sendable {
     /// `signing.key.old`); the new key.
     ///
     /// - Parameter record: called with the new key once it is written, before it replaces the
-    ///   old one (nothing is replaced when it throws): a crash between the two leaves the old key
-    ///   in use, never the new key in use while the store still takes the old one for its own.
+    ///   old one (nothing is replaced when it throws): never the new key in use while the store
+    ///   still takes the old one for its own. A crash after it recorded the key leaves the rotation
+    ///   for the next process that takes the lock to finish (``settleUnfinishedRotation(in:recordedKey:)``).
     static func rotate(in stateDirectory: String, record: (DeviceKey) throws -> Void) throws -> DeviceKey {
         let path = stateDirectory + "/" + fileName
         let fresh = path + ".new"
@@ -71,22 +72,42 @@ public struct DeviceKey: @unchecked Sendable {
             try? SystemCalls.remove(fresh)
             throw error
         }
-        // The old key keeps a second name, and the new one replaces it in one rename: there is
-        // always a signing.key (a process starting meanwhile would make a key of its own).
-        try? SystemCalls.remove(path + ".old")
-        try? SystemCalls.link(path, to: path + ".old")
-        try SystemCalls.rename(fresh, to: path)
-        let directory = try SystemCalls.openDirectory(stateDirectory)
-        defer { SystemCalls.close(directory) }
-        try SystemCalls.synchronize(directory, path: stateDirectory)
+        try replace(in: stateDirectory)
         return key
     }
 
-    /// Removes the new key of a rotation that was interrupted before it replaced the old one (a
-    /// crash: the rotation did not happen, and that private key signs nothing). Only under the
-    /// state directory's lock, which a rotation holds throughout.
-    static func removeUnfinishedRotation(in stateDirectory: String) {
-        try? SystemCalls.remove(stateDirectory + "/" + fileName + ".new")
+    /// The last step of a rotation: the old key keeps a second name (`signing.key.old`), and the
+    /// new one replaces it in one rename. There is always a signing.key (a process starting
+    /// meanwhile would make a key of its own).
+    private static func replace(in stateDirectory: String) throws {
+        let path = stateDirectory + "/" + fileName
+        try? SystemCalls.remove(path + ".old")
+        try? SystemCalls.link(path, to: path + ".old")
+        try SystemCalls.rename(path + ".new", to: path)
+        let directory = try SystemCalls.openDirectory(stateDirectory)
+        defer { SystemCalls.close(directory) }
+        try SystemCalls.synchronize(directory, path: stateDirectory)
+    }
+
+    /// What to do with the new key of a rotation that was interrupted (a crash) before it
+    /// replaced the old one: finish the rotation when the store had recorded that key as the one
+    /// the parts are signed with (`recordedKey`: the rotation was decided, perhaps because the old
+    /// key leaked); else remove it (the rotation did not happen, and that key signs nothing).
+    /// Only under the state directory's lock, which a rotation holds throughout.
+    ///
+    /// - Returns: the new key when the rotation was finished.
+    static func settleUnfinishedRotation(in stateDirectory: String, recordedKey: () throws -> String?) throws
+        -> DeviceKey?
+    {
+        let fresh = stateDirectory + "/" + fileName + ".new"
+        guard (try? SystemCalls.statusOfLink(fresh)) != nil else { return nil }
+        // A key file cut short (killed while it was written) was never recorded.
+        if let key = try? load(fresh), key.publicKey.text == (try recordedKey()) {
+            try replace(in: stateDirectory)
+            return try load(stateDirectory + "/" + fileName)
+        }
+        try? SystemCalls.remove(fresh)
+        return nil
     }
 
     private static func load(_ path: String) throws -> DeviceKey? {
