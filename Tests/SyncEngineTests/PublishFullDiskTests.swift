@@ -163,6 +163,18 @@ struct PublishFullDiskTests {
             #expect(try published() != saved, "\(step)")
             // (which status says)
             #expect(try device.status().warnings.contains { $0.contains("not yet in this device's files") }, "\(step)")
+            // Made again while it is still read-only, it is refused as made already, not reported
+            // as saved but unpublished (which would tell a script not to make it again as if it were new)
+            do {
+                _ = try make()
+                Issue.record("\(step): made twice")
+            } catch let error as EngineError {
+                if case .publishFailed = error { Issue.record("\(step): \(error)") }
+                guard case .invalidEdit = error else {
+                    Issue.record("\(step): \(error)")
+                    continue
+                }
+            }
 
             // And made again once the folder is writable (a script retrying; a rerun after a crash
             // between the commit and the publication)

@@ -130,25 +130,33 @@ extension SyncDevice {
         _ make: @escaping (StoreSession, ReadOnly.Record?, Timestamp) throws -> LocalEditOutcome
     ) throws -> EditReport {
         try locked {
-            // What the pass's transaction committed (a pass can run its edit again, on a retry).
-            let committed = Mutex<LocalEditOutcome?>(nil)
+            // What the edit did in the pass's transaction (a pass can run its edit again, on a
+            // retry: the last run's is the one committed).
+            let lastApplied = Mutex<AppliedEdit?>(nil)
             let report: MergeReport
             let applied: AppliedEdit?
             do {
                 (report, applied) = try pass { session, now -> AppliedEdit in
+                    lastApplied.withLock { $0 = nil }
                     let applied = try Self.apply(
                         make, to: id, expecting: expecting, session: session, now: now, schemas: self.schemas)
-                    if case .made(let outcome) = applied { committed.withLock { $0 = outcome } }
+                    lastApplied.withLock { $0 = applied }
                     return applied
                 }
             } catch let failure as EngineError {
-                // Published after the transaction committed: the edit is in the store.
-                guard case .publishFailed = failure, let outcome = committed.withLock({ $0 }) else {
-                    throw failure
+                // Not published, after the transaction committed: an edit made is in the store,
+                // and must not be made again; one refused or not made says why, not that it is saved.
+                guard case .publishFailed = failure, let committed = lastApplied.withLock({ $0 }) else { throw failure }
+                switch committed {
+                case .made(let outcome):
+                    var report = Self.report(of: outcome, merge: MergeReport(), publishedGeneration: nil)
+                    report.publishFailure = failure.description
+                    return report
+                case .notAsExpected:
+                    throw EngineError.changedSinceSeen(id: id.rawValue)
+                case .refused(let refusal):
+                    throw refusal
                 }
-                var report = Self.report(of: outcome, merge: MergeReport(), publishedGeneration: nil)
-                report.publishFailure = failure.description
-                return report
             }
             switch applied {
             case .made(let outcome)?:
