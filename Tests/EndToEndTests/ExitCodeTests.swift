@@ -287,6 +287,11 @@ struct ExitCodeTests {
         #expect(
             literal.stdout.contains("y\\\\u{A}z.json") && !literal.stdout.contains("y\\u{A}z.json"), "\(literal.stdout)"
         )
+        // Nor is a backslash before an escaped control, nor a backslash in a name with neither
+        try workspace.write("w\\\nz.json", Array("{}".utf8))
+        try workspace.write("C:\\w.json", Array("{}".utf8))
+        let before = try workspace.run(["merge"] + workspace.location())
+        #expect(before.stdout.contains("w\\\\\\u{A}z.json") && before.stdout.contains("C:\\w.json"), "\(before.stdout)")
     }
 
     @Test(

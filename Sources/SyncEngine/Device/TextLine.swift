@@ -3,16 +3,17 @@
 public enum TextLine {
     /// `text` with each control character written as `\u{…}`: C0 and C1 controls (newline,
     /// carriage return, escape…), DEL, and the bidirectional overrides and isolates that can make
-    /// a line read other than it is. A backslash that begins `\u{` in `text` itself is doubled,
-    /// so that a name holding those characters does not read as an escaped control.
+    /// a line read other than it is. Text that holds none, and no `\u{` of its own, is shown as it
+    /// is (so a shown text without `\u{` is the text); otherwise each of its own backslashes is
+    /// doubled too, so that no text reads as another (`a\u{A}` is not `a` and a newline, nor is
+    /// `a\` and a newline).
     public static func escapingControls(_ text: String) -> String {
         guard text.unicodeScalars.contains(where: isControl) || text.contains("\\u{") else { return text }
         var escaped = ""
-        let scalars = Array(text.unicodeScalars)
-        for (index, scalar) in scalars.enumerated() {
+        for scalar in text.unicodeScalars {
             if isControl(scalar) {
                 escaped += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
-            } else if scalar == "\\", scalars[(index + 1)...].starts(with: ["u", "{"]) {
+            } else if scalar == "\\" {
                 escaped += "\\\\"
             } else {
                 escaped.unicodeScalars.append(scalar)
