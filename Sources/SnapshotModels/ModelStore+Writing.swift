@@ -44,6 +44,10 @@ extension ModelStore {
             }
             // A deletion arrived: inserting again revives it.
             throw arrived.version.deleted ? ModelError.changedSinceRead(id: id) : ModelError.alreadyExists(id: id)
+        } catch let refusal as EngineError where refusal.isRefusedEdit {
+            // Refused once its merge ran, which is kept: observers hear of that merge.
+            signal.bump()
+            throw refusal
         }
         signal.bump()
         return try readBack(id, as: model)
@@ -126,6 +130,10 @@ extension ModelStore {
         } catch EngineError.changedSinceSeen, EngineError.resolvedAlready, EngineError.notAsSeen {
             signal.bump()
             throw ModelError.changedSinceRead(id: id)
+        } catch let refusal as EngineError where refusal.isRefusedEdit {
+            // Refused once its merge ran, which is kept: observers hear of that merge.
+            signal.bump()
+            throw refusal
         }
         signal.bump()
     }

@@ -66,7 +66,9 @@ extension DaemonTests {
         #expect(daemon.stop() == 0, "\(daemon.log)")
     }
 
-    @Test("the shared folder's symbolic link re-pointed while syncd runs (no inotify event) is followed: the new directory is watched and read")
+    @Test(
+        "the shared folder's symbolic link re-pointed while syncd runs (no inotify event) is followed: the new directory is watched and read"
+    )
     func folderLinkRepointed() throws {
         // Given the shared folder a link to directory A, and syncd running on it
         let sandbox = try Sandbox()
@@ -170,7 +172,8 @@ extension DaemonTests {
         // below is known as one only once syncd has said so), and it reads the mount again
         #expect(eventually(within: 60) { published("late mount", in: sandbox) }, "\(daemon.log)")
         let followed = eventually(within: 30) {
-            daemon.log.components(separatedBy: "path names another directory now").last?.contains("merge pass done") == true
+            daemon.log.components(separatedBy: "path names another directory now").last?.contains("merge pass done")
+                == true
                 && daemon.log.contains("path names another directory now")
         }
         #expect(followed, "\(daemon.log)")
@@ -268,26 +271,41 @@ extension DaemonTests {
 
 extension DaemonTests {
     @Test(
-        "the shared folder deleted and made again read-only (as syncd's systemd sandbox shows it): under systemd, syncd exits 74 so that systemd starts it again with the new folder; run by hand, it keeps trying",
+        "the shared folder deleted and made again read-only (as syncd's systemd sandbox shows it): started by systemd, syncd exits 74 so that systemd starts it again with the new folder; run by hand (or from a service's child, which inherits INVOCATION_ID), it keeps trying",
         .enabled(if: canMountTemporaryFileSystems(), "mounting a tmpfs needs root and a system that allows it"),
-        arguments: [true, false]
+        arguments: [
+            ("systemd", ["INVOCATION_ID": "0123456789abcdef"]),
+            ("a service's child", ["INVOCATION_ID": "0123456789abcdef", "SYSTEMD_EXEC_PID": "1"]),
+            ("by hand", [:]),
+        ] as [(String, [String: String])]
     )
-    func folderMadeAgainReadOnly(startedBySystemd: Bool) throws {
-        // Given a running syncd (started by systemd, which sets INVOCATION_ID, or by hand) that has published its file
+    func folderMadeAgainReadOnly(startedBy: String, environment: [String: String]) throws {
+        let startedBySystemd = startedBy == "systemd"
+        // Given a shared folder reached through a link, as base/shared (so that base can become a
+        // read-only file system, as the rest of the system is inside syncd's sandbox)
         let sandbox = try Sandbox()
         defer { sandbox.remove() }
-        let daemon = try Daemon(
-            "desk", in: sandbox, environment: startedBySystemd ? ["INVOCATION_ID": "0123456789abcdef"] : [:])
-        defer { daemon.stop() }
+        let base = sandbox.path("base")
+        try FileManager.default.createDirectory(atPath: base + "/shared", withIntermediateDirectories: true)
+        try FileManager.default.removeItem(atPath: sandbox.shared)
+        try FileManager.default.createSymbolicLink(atPath: sandbox.shared, withDestinationPath: base + "/shared")
+        // And a running syncd (started by systemd, which sets INVOCATION_ID, or by hand) that has published its file
+        let daemon = try Daemon("desk", in: sandbox, environment: environment)
+        var mounted = false
+        defer {
+            daemon.stop()
+            if mounted { umount(base) }
+        }
         try daemon.waitUntilReady()
         try #require(sandbox.read("desk.json") != nil)
 
-        // When the folder is deleted and made again, and the new one is read-only: as the rest of
-        // the system is inside the sandbox, where ReadWritePaths= bound only the old directory
-        try FileManager.default.removeItem(atPath: sandbox.shared)
-        try FileManager.default.createDirectory(atPath: sandbox.shared, withIntermediateDirectories: false)
-        try #require(mountTemporaryFileSystem(on: sandbox.shared, readOnly: true))
-        defer { umount(sandbox.shared) }
+        // When the folder is deleted and made again on a read-only file system, not as a mount
+        // point of its own: as syncd sees a folder made again where ReadWritePaths= bound the old one
+        try FileManager.default.removeItem(atPath: base + "/shared")
+        try #require(mountTemporaryFileSystem(on: base))
+        mounted = true
+        try FileManager.default.createDirectory(atPath: base + "/shared", withIntermediateDirectories: false)
+        try #require(mount(nil, base, nil, UInt(MS_REMOUNT | MS_RDONLY), nil) == 0)
 
         if startedBySystemd {
             // Then syncd cannot publish there, says why, and exits 74 (Restart=on-failure starts it again)
@@ -296,7 +314,7 @@ extension DaemonTests {
             #expect(daemon.log.contains("deleted and made again since syncd started"), "\(daemon.log)")
         } else {
             // Then, with no sandbox to blame, the folder is read-only for real: syncd says so and keeps trying
-            let failed = eventually(within: 60) { daemon.log.contains("merge pass failed") }
+            let failed = eventually(within: 60) { daemon.log.contains("Read-only file system") }
             #expect(failed, "\(daemon.log)")
             #expect(daemon.isRunning, "\(daemon.log)")
             #expect(!daemon.log.contains("deleted and made again since syncd started"), "\(daemon.log)")

@@ -147,7 +147,7 @@ struct PublishFullDiskTests {
             return ([held.version] + held.conflicts).map(\.tag).sorted()
         }
         #expect(try published().count == 2)
-        #expect(try !device.status().warnings.contains { $0.contains("not yet in this device's files") })
+        #expect(try !device.status().warnings.contains { $0.contains("that this device's files do not hold yet") })
 
         for step in ["resolve", "delete"] {
             // When the edit is made while the folder is read-only: saved, not published
@@ -162,7 +162,7 @@ struct PublishFullDiskTests {
             let saved = try stored()
             #expect(try published() != saved, "\(step)")
             // (which status says)
-            #expect(try device.status().warnings.contains { $0.contains("not yet in this device's files") }, "\(step)")
+            #expect(try device.status().warnings.contains { $0.contains("that this device's files do not hold yet") }, "\(step)")
             // Made again while it is still read-only, it is refused as made already, not reported
             // as saved but unpublished (which would tell a script not to make it again as if it were new)
             do {
@@ -183,7 +183,7 @@ struct PublishFullDiskTests {
 
             // Then it is refused as made already, and what was saved is published
             #expect(try published() == saved, "\(step)")
-            #expect(try !device.status().warnings.contains { $0.contains("not yet in this device's files") }, "\(step)")
+            #expect(try !device.status().warnings.contains { $0.contains("that this device's files do not hold yet") }, "\(step)")
         }
         #expect(try device.record(record)?.version.deleted == true)
     }

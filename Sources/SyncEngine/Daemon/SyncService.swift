@@ -37,8 +37,8 @@ public final class SyncService: Service, Sendable {
     /// Why syncd must start again to publish (see ``isFolderSandboxedAway()``): set by a pass,
     /// it ends the loop and `run()` throws it.
     let mustRestart = Mutex<EngineError?>(nil)
-    /// Whether systemd started this process (it sets `INVOCATION_ID`), so that an exit for a
-    /// restart is followed by one (`Restart=on-failure`).
+    /// Whether systemd started this process (`INVOCATION_ID`, and `SYSTEMD_EXEC_PID` naming it),
+    /// so that an exit for a restart is followed by one (`Restart=on-failure`).
     let startedBySystemd: Bool
 
     /// What the daemon has done, for `STATUS=` and the log.
@@ -61,7 +61,11 @@ public final class SyncService: Service, Sendable {
         reload: @escaping @Sendable () async throws -> DaemonTimings
     ) {
         metrics = metricsFile.map(DaemonMetrics.init(path:))
-        startedBySystemd = getenv("INVOCATION_ID") != nil
+        // systemd sets INVOCATION_ID for a service's processes, and (since 248) SYSTEMD_EXEC_PID to
+        // the PID it started: a process started by hand from a service's descendant inherits both.
+        startedBySystemd =
+            getenv("INVOCATION_ID") != nil
+            && getenv("SYSTEMD_EXEC_PID").map { String(cString: $0) == String(getpid()) } ?? true
         self.device = device
         self.timings = Mutex(timings)
         self.notify = notify
@@ -313,10 +317,11 @@ public final class SyncService: Service, Sendable {
     /// mount, while the one at start was on a writable mount. Under systemd's sandbox,
     /// `ReadWritePaths=` bound the directory that was there at start; one deleted and made again
     /// is seen through the read-only rest of the system, and only a new start binds it
-    /// (docs/daemon.md). A folder that is read-only for another reason (mounted so) is not this.
+    /// (docs/daemon.md). A file system mounted read-only on the folder is not this (the new
+    /// directory is then a mount point).
     func isFolderSandboxedAway() -> Bool {
         guard let started = startedFolder.withLock({ $0 }), let now = WatchedFolder(device.folder.path),
-            !now.isSameDirectory(as: started)
+            !now.isSameDirectory(as: started), !now.wasMountPoint
         else { return false }
         return SystemCalls.isOnReadOnlyMount(device.folder.path)
     }

@@ -68,6 +68,16 @@ public enum EngineError: Error, Sendable, CustomStringConvertible {
         "the shared folder \(path) cannot be used (\(reason)); check --shared, that the drive is mounted, and that this user may read and write the folder"
     }
 
+    /// Whether this is an edit refused on the record as its merge left it (nothing left to
+    /// resolve, deleted already, another type, no such record, no schema fits): that merge is
+    /// kept and published all the same.
+    public var isRefusedEdit: Bool {
+        switch self {
+        case .invalidEdit, .noSuchRecord: true
+        default: false
+        }
+    }
+
     public var description: String {
         switch self {
         case .sharedFolderMissing(let path, let reason):

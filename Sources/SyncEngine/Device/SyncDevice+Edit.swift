@@ -194,11 +194,8 @@ extension SyncDevice {
             outcome = try make(session, current, now)
         } catch let error as LocalEditError {
             return .refused(.invalidEdit(error.description))
-        } catch let error as EngineError {
-            switch error {
-            case .invalidEdit, .noSuchRecord: return .refused(error)
-            default: throw error
-            }
+        } catch let error as EngineError where error.isRefusedEdit {
+            return .refused(error)
         }
         if let violation = schemas.violation(of: outcome.version) {
             return .refused(.invalidEdit("the new version does not fit its schema: \(violation)"))

@@ -68,11 +68,12 @@ extension SyncDevice {
                     "\(rejectedForTrust.count) file(s) rejected for trust (not signed by a trusted key): see their problems above, and syncctl trust --review"
                 )
             }
-            // Saved but not yet published: a publication that failed or was interrupted (a full
-            // disk, a read-only folder, a crash between the commit and the renames).
+            // Saved but not yet published: a publication that failed or was cut short (a full disk,
+            // a read-only folder, a crash between the commit and the renames), an edit made through
+            // SQL, a new key; for a moment, a pass of syncd's.
             if try parts.contains(where: { !$0.isPublished }) || !session.changedPrefixes().isEmpty {
                 warnings.append(
-                    "the store holds changes not yet in this device's files (a publication failed or was interrupted); run syncctl merge to publish them (a running syncd does at its next pass)"
+                    "the store holds changes that this device's files do not hold yet (a publication that failed or was cut short, an edit by another program, a new key): syncctl merge publishes them, or says why it cannot (a running syncd does at its next pass)"
                 )
             }
             let present = Set(sources.filter(\.present).map(\.name))
