@@ -119,7 +119,8 @@ public final class SyncService: Service, Sendable {
             watcher.stop()
             group.cancelAll()
         }
-        if let reason = mustRestart.withLock({ $0 }) { throw reason }
+        // Asked to stop meanwhile: a stop, not a failure (the next start binds the new folder anyway).
+        if let reason = mustRestart.withLock({ $0 }), !Task.isShuttingDownGracefully { throw reason }
         logger.notice("syncd stopped")
     }
 
