@@ -116,17 +116,20 @@ extension SyncctlCommand {
                 Merges first, then deletes each copy (such as 'phone.sync-conflict-*.json' or \
                 'phone (1).json', or of a part: 'phone.3F.sync-conflict-*.json') that adds nothing to \
                 this device's published files, and says what it removed and what it kept. Never \
-                touches any device's own files (<device>.json or its parts).
+                touches any device's own files (<device>.json or its parts). With --dry-run it \
+                removes nothing and says what it would remove (the merge runs all the same).
                 """)
 
         @OptionGroup var global: GlobalOptions
         @OptionGroup var output: OutputOptions
+        @Flag(name: .customLong("dry-run"), help: "Remove nothing: say which copies would be removed.")
+        var dryRun = false
 
         func run() async throws {
             try await reportingFailures {
-                let report = try await global.openDevice().tidy()
+                let report = try await global.openDevice().tidy(dryRun: dryRun)
                 if output.json { return try printJSON(report) }
-                for name in report.removed { print("removed  \(name)") }
+                for name in report.removed { print((report.dryRun ? "would remove  " : "removed  ") + name) }
                 for kept in report.kept { print("kept     \(kept.name): \(kept.reason)") }
                 if report.removed.isEmpty && report.kept.isEmpty { print("No sync-tool copies in the folder.") }
                 noteFilesNotMerged(report.merge)

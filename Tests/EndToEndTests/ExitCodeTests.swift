@@ -15,7 +15,7 @@ struct ExitCodeTests {
         ("delete", ["--schema-version", "<id>"]),
         ("conflicts", ["--json", "--shared"]),
         ("resolve", ["--take", "--from", "--fields", "--device", "--this-device", "<id>"]),
-        ("tidy", ["--json", "--shared"]),
+        ("tidy", ["--json", "--shared", "--dry-run"]),
     ]
 
     @Test("--help of every subcommand exits 0 and lists its options", arguments: helpCases)

@@ -26,7 +26,9 @@ struct RecordCommandTests {
         #expect(status.status == 0, "\(status)")
         let report = try jsonObject(status.stdout)
         #expect(report["device"] == .string("desk") && report["publishedGeneration"] == .number(1))
-        #expect(report["counts"] == .object(CommandFolder.object(#"{"live": 4, "deleted": 0, "inConflict": 2, "benignOnly": 0}"#)))
+        #expect(
+            report["counts"]
+                == .object(CommandFolder.object(#"{"live": 4, "deleted": 0, "inConflict": 2, "benignOnly": 0}"#)))
         guard case .array(let sources)? = report["sources"] else { throw HarnessError("no sources: \(status)") }
         let names = sources.compactMap { source -> JSONValue? in
             guard case .object(let object) = source else { return nil }
@@ -70,7 +72,9 @@ struct RecordCommandTests {
         #expect(conflictsText.stdout.contains("phone one") && conflictsText.stdout.contains("laptop one"))
     }
 
-    @Test("export and list --json print exactly RFC 8785, written out a piece at a time: 3,000 records of nested, escaped fields (over a megabyte), and an empty store")
+    @Test(
+        "export and list --json print exactly RFC 8785, written out a piece at a time: 3,000 records of nested, escaped fields (over a megabyte), and an empty store"
+    )
     func streamedOutput() throws {
         let workspace = try Workspace()
         defer { workspace.remove() }
@@ -84,9 +88,11 @@ struct RecordCommandTests {
         var versions: [ReadOnly.Version] = []
         for n in 0..<3000 {
             var fields = CommandFolder.object(
-                #"{"note": "Crème brûlée \"quoted\" \\ tab\t 🍅 ☕", "nested": {"z": [1, 2.5, -0.001, 1e-7, {"b": null, "a": true}], "a": "x"}}"#)
+                #"{"note": "Crème brûlée \"quoted\" \\ tab\t 🍅 ☕", "nested": {"z": [1, 2.5, -0.001, 1e-7, {"b": null, "a": true}], "a": "x"}}"#
+            )
             fields["text"] = .string(String(repeating: "lorem ipsum ", count: 40) + "\(n)")
-            var version = Files.version(n, by: n % 2 == 0 ? "laptop" : "phone", at: Int64(n), fields: fields, deleted: n % 10 == 0)
+            var version = Files.version(
+                n, by: n % 2 == 0 ? "laptop" : "phone", at: Int64(n), fields: fields, deleted: n % 10 == 0)
             if n % 7 == 0 { version.lastModified = nil }
             if n % 11 == 0 { version.modifiedBy = nil }
             versions.append(version)
@@ -126,7 +132,8 @@ struct RecordCommandTests {
         defer { workspace.remove() }
         let location = workspace.location(device: nil)
         // When a record is put from standard input
-        let put = try workspace.run(["put", "--type", "ShoppingItem"] + location, stdin: #"{"name": "Bananas", "amount": "6"}"#)
+        let put = try workspace.run(
+            ["put", "--type", "ShoppingItem"] + location, stdin: #"{"name": "Bananas", "amount": "6"}"#)
         #expect(put.status == 0, "\(put)")
         let id = put.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(RecordID(id)?.rawValue == id, "put did not print the id alone: \(put)")
@@ -135,7 +142,8 @@ struct RecordCommandTests {
         #expect(published.reading.generation == 2)
         let version = try #require(published.reading.versions.first { $0.id.rawValue == id })
         #expect(version.type == "ShoppingItem" && version.fields["name"] == .string("Bananas"))
-        #expect(version.versionVector == VersionVector([DeviceID("desk")!: 1]) && version.modifiedBy == DeviceID("desk"))
+        #expect(
+            version.versionVector == VersionVector([DeviceID("desk")!: 1]) && version.modifiedBy == DeviceID("desk"))
 
         // When it is edited from a file with --id
         let file = workspace.path("fields.json")
@@ -157,12 +165,20 @@ struct RecordCommandTests {
         let all = try jsonArray(try workspace.run(["list", "--json", "--deleted"] + location).stdout)
         #expect(all.count == 5)
         let export = try jsonObject(try workspace.run(["export"] + location).stdout)
-        if case .array(let records)? = export["records"] { #expect(records.count == 4) } else { Issue.record("no records in export") }
+        if case .array(let records)? = export["records"] {
+            #expect(records.count == 4)
+        } else {
+            Issue.record("no records in export")
+        }
         #expect(!(try workspace.run(["export"] + location).stdout.contains(id)))
-        #expect(try workspace.run(["list", "--type", "ShoppingItem"] + location).stdout.contains("No records of type ShoppingItem"))
+        #expect(
+            try workspace.run(["list", "--type", "ShoppingItem"] + location).stdout.contains(
+                "No records of type ShoppingItem"))
     }
 
-    @Test("resolve --take 1 and resolve --from phone clear conflicts with the chosen content; --device names this device, as everywhere")
+    @Test(
+        "resolve --take 1 and resolve --from phone clear conflicts with the chosen content; --device names this device, as everywhere"
+    )
     func resolve() throws {
         let workspace = try Self.merged()
         defer { workspace.remove() }
@@ -189,7 +205,9 @@ struct RecordCommandTests {
         #expect(again.status == 65 && again.stderr.contains("no conflicts"), "\(again)")
     }
 
-    @Test("resolve resolves only a record still as seen: by number it refuses when its own merge brought a version, with --seen when syncd merged one before it ran; by tag it keeps the version chosen and names what it superseded")
+    @Test(
+        "resolve resolves only a record still as seen: by number it refuses when its own merge brought a version, with --seen when syncd merged one before it ran; by tag it keeps the version chosen and names what it superseded"
+    )
     func resolveWhileVersionsArrive() throws {
         let workspace = try Self.merged()
         defer { workspace.remove() }
@@ -217,24 +235,35 @@ struct RecordCommandTests {
         #expect(byNumber.status == 65 && byNumber.stderr.contains("changed as this command merged"), "\(byNumber)")
         // And it kept its merge: conflicts now shows tablet's version too, and desk published it
         let again = try workspace.run(["conflicts"] + location)
-        #expect(again.stdout.contains("tag \(tablet.tag)  current") && again.stdout.contains("tag \(phone.tag)"), "\(again)")
-        #expect(try Files.published(try workspace.read("desk.json"), name: "desk.json").reading.generation == generation + 1)
+        #expect(
+            again.stdout.contains("tag \(tablet.tag)  current") && again.stdout.contains("tag \(phone.tag)"), "\(again)"
+        )
+        #expect(
+            try Files.published(try workspace.read("desk.json"), name: "desk.json").reading.generation == generation + 1
+        )
         // And with the record's tag as first seen (as when syncd merged tablet's version before
         // resolve started), even phone's version by its tag is not taken: tablet's was never seen
         let stale = try workspace.run(["resolve", id, "--seen", recordTag, "--take", phone.tag] + location)
-        #expect(stale.status == 65 && stale.stderr.contains("not as seen: its tag is") && stale.stderr.contains("not \(recordTag)"), "\(stale)")
+        #expect(
+            stale.status == 65 && stale.stderr.contains("not as seen: its tag is")
+                && stale.stderr.contains("not \(recordTag)"), "\(stale)")
         // And with the tag seen now, phone's content is kept, what was kept and superseded named
         let current = try #require(
             again.stdout.split(separator: "\n").first { $0.hasPrefix(id) }?.split(separator: " ").last.map(String.init))
-        let byTag = try workspace.run(["resolve", id, "--seen", current.uppercased(), "--take", phone.tag.uppercased()] + location)
+        let byTag = try workspace.run(
+            ["resolve", id, "--seen", current.uppercased(), "--take", phone.tag.uppercased()] + location)
         #expect(byTag.status == 0, "\(byTag)")
         let one = try jsonObject(try workspace.run(["get", id] + location).stdout)
         #expect(one["fields"] == .object(CommandFolder.object(#"{"v": "phone one"}"#)) && one["conflicts"] == nil)
         #expect(byTag.stderr.contains("kept the content of phone's version"), "\(byTag)")
-        #expect(byTag.stderr.contains("superseded tablet's version") && byTag.stderr.contains("superseded laptop's version"), "\(byTag)")
+        #expect(
+            byTag.stderr.contains("superseded tablet's version")
+                && byTag.stderr.contains("superseded laptop's version"), "\(byTag)")
         // And the same command run again says the record was resolved already, not that it changed
         let twice = try workspace.run(["resolve", id, "--seen", current, "--take", phone.tag] + location)
-        #expect(twice.status == 65 && twice.stderr.contains("resolved already") && !twice.stderr.contains("changed as"), "\(twice)")
+        #expect(
+            twice.status == 65 && twice.stderr.contains("resolved already") && !twice.stderr.contains("changed as"),
+            "\(twice)")
         // And a tag no version has any more is refused, even one of 8 decimal digits (not a number)
         let gone = try workspace.run(["resolve", Files.id(4).rawValue, "--take", laptop.tag] + location)
         #expect(gone.status == 65 && gone.stderr.contains("no version tagged"), "\(gone)")
@@ -244,7 +273,8 @@ struct RecordCommandTests {
         let unseen = Files.id(8).rawValue
         let otherVersion = Files.version(8, by: "phone", at: 40, fields: CommandFolder.object(#"{"v": "p"}"#))
         let concurrent = Files.version(8, by: "tablet", at: 41, fields: CommandFolder.object(#"{"v": "t"}"#))
-        try workspace.write("tablet.json", Files.snapshot("tablet", generation: 2, versions: [tablet, arriving, concurrent]))
+        try workspace.write(
+            "tablet.json", Files.snapshot("tablet", generation: 2, versions: [tablet, arriving, concurrent]))
         try workspace.write("phone.json", Files.snapshot("phone", generation: 3, versions: [phone, otherVersion]))
         let blind = try workspace.run(["resolve", unseen, "--take", "1"] + location)
         #expect(blind.status == 65 && blind.stderr.contains("changed as this command merged"), "\(blind)")
@@ -264,10 +294,29 @@ struct RecordCommandTests {
         defer { workspace.remove() }
         try workspace.write("phone (1).json", try workspace.read("phone.json"))
         try workspace.write("laptop.sync-conflict-20261122-101010-ABCDEFG.json", try workspace.read("laptop.json"))
+        // --dry-run says what it would remove, and removes nothing
+        let before = Set(try FileManager.default.contentsOfDirectory(atPath: workspace.shared))
+        let dry = try workspace.run(["tidy", "--dry-run"] + workspace.location(device: nil))
+        #expect(dry.status == 0, "\(dry)")
+        #expect(
+            dry.stdout.contains("would remove  phone (1).json")
+                && dry.stdout.contains("would remove  laptop.sync-conflict-20261122-101010-ABCDEFG.json"), "\(dry)")
+        #expect(Set(try FileManager.default.contentsOfDirectory(atPath: workspace.shared)) == before)
+        let dryJSON = try #require(
+            try workspace.run(["tidy", "--dry-run", "--json"] + workspace.location(device: nil)).json()
+                as? [String: Any])
+        #expect(dryJSON["dryRun"] as? Bool == true && (dryJSON["removed"] as? [Any])?.count == 2, "\(dryJSON)")
+        #expect(Set(try FileManager.default.contentsOfDirectory(atPath: workspace.shared)) == before)
+        // Without it, it removes them
         let run = try workspace.run(["tidy"] + workspace.location(device: nil))
         #expect(run.status == 0, "\(run)")
-        #expect(run.stdout.contains("removed  phone (1).json") && run.stdout.contains("removed  laptop.sync-conflict-20261122-101010-ABCDEFG.json"))
-        #expect(Set(try FileManager.default.contentsOfDirectory(atPath: workspace.shared)) == ["desk.json", "laptop.json", "phone.json"])
+        #expect(
+            run.stdout.contains("removed  phone (1).json")
+                && run.stdout.contains("removed  laptop.sync-conflict-20261122-101010-ABCDEFG.json"))
+        #expect(
+            Set(try FileManager.default.contentsOfDirectory(atPath: workspace.shared)) == [
+                "desk.json", "laptop.json", "phone.json",
+            ])
         let json = try workspace.run(["tidy", "--json"] + workspace.location(device: nil))
         let report = try #require(try json.json() as? [String: Any])
         #expect((report["removed"] as? [Any])?.isEmpty == true)

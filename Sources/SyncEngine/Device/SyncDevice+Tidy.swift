@@ -8,8 +8,10 @@ public struct TidyReport: Codable, Hashable, Sendable {
         public var name: String
         public var reason: String
     }
-    /// Sync-tool copies removed.
+    /// Sync-tool copies removed (with ``dryRun``: that would be removed).
     public var removed: [String] = []
+    /// Whether nothing was removed: ``removed`` names what would have been.
+    public var dryRun = false
     /// Copies kept, each with why.
     public var kept: [Kept] = []
     /// The merge pass that ran first.
@@ -23,10 +25,14 @@ extension SyncDevice {
     /// state changes nothing: each of its versions is in the published file or superseded there
     /// by the contract's merge rules (docs/format.md explains this reading). Own files of any
     /// device are never removed.
-    public func tidy() throws -> TidyReport {
+    ///
+    /// - Parameter dryRun: remove nothing; the report names what would be removed (the merge
+    ///   runs and publishes all the same, as `syncctl merge` does).
+    public func tidy(dryRun: Bool = false) throws -> TidyReport {
         try locked {
             let merge = try pass(edit: Optional<(StoreSession, Timestamp) throws -> Void>.none).report
             var report = TidyReport(merge: merge)
+            report.dryRun = dryRun
             guard
                 !merge.sources.contains(where: {
                     ownPart(named: $0.name) != nil && ($0.status == .skipped || $0.status == .rejected)
@@ -38,6 +44,8 @@ extension SyncDevice {
             // below, whatever it was before: its role may be from an earlier read that merged it.
             for source in merge.sources where source.role == "copy" && source.problemKind == nil {
                 switch try copyVerdict(source.name) {
+                case nil where dryRun:
+                    report.removed.append(source.name)
                 case nil:
                     try? SystemCalls.remove(folder.path(of: source.name))
                     report.removed.append(source.name)
