@@ -46,6 +46,11 @@ extension SyncctlCommand {
                     let key = device.key.publicKey
                     printed = Printed(device: device.device.rawValue, key: key.text, fingerprint: key.fingerprint)
                 }
+                if !rotate, DeviceKey.hasUnfinishedRotation(in: device.settings.stateDirectory) {
+                    printNote(
+                        "a key rotation was cut short (its new key is not in place yet): the next syncctl merge, or syncd's next pass, finishes it if it was decided and says so, else undoes it; this is the key in use until then"
+                    )
+                }
                 if output.json { return try printJSON(printed) }
                 print(printed.key)
                 printNote("fingerprint \(printed.fingerprint) (device \(printed.device))")
@@ -127,7 +132,8 @@ extension SyncctlCommand {
                 let before = try syncDevice.trust(key, for: deviceID)
                 if output.json { return try printJSON(try syncDevice.trustedDevices()) }
                 if before == key {
-                    return print("\(name) is trusted with this key already (fingerprint \(key.fingerprint)); nothing changed.")
+                    return print(
+                        "\(name) is trusted with this key already (fingerprint \(key.fingerprint)); nothing changed.")
                 }
                 if let before {
                     print("Trusting \(name) with key fingerprint \(key.fingerprint) (instead of \(before.fingerprint))")
@@ -181,7 +187,9 @@ extension SyncctlCommand {
                     }
                     if match.isTrusted {
                         // Already done: a script run twice succeeds.
-                        if !output.json { print("\(match.device) is trusted with key fingerprint \(match.fingerprint!) already.") }
+                        if !output.json {
+                            print("\(match.device) is trusted with key fingerprint \(match.fingerprint!) already.")
+                        }
                         continue
                     }
                     if !chosen.contains(match) { chosen.append(match) }
@@ -267,7 +275,9 @@ extension SyncctlCommand {
                 )
             }
             if candidates.isEmpty {
-                print("No key to trust: every key here is trusted already, unsigned, or carried by files whose signatures do not verify.")
+                print(
+                    "No key to trust: every key here is trusted already, unsigned, or carried by files whose signatures do not verify."
+                )
             }
         }
 
@@ -279,7 +289,9 @@ extension SyncctlCommand {
             }
             let untrusted = try device.untrustedDevicesSeen()
             if !untrusted.isEmpty {
-                print("Not trusted, so their files will be rejected: \(untrusted.joined(separator: ", ")) (see syncctl trust --review)")
+                print(
+                    "Not trusted, so their files will be rejected: \(untrusted.joined(separator: ", ")) (see syncctl trust --review)"
+                )
             }
             print("The next merge reads every file again (a running syncd does it now).")
         }

@@ -82,6 +82,25 @@ struct TrustCommandTests {
         #expect(try workspace.run(["merge"] + desk).status == 0)
     }
 
+    @Test("key says when a rotation was cut short; the next merge settles it (undone here: the store never recorded its key)")
+    func keyAfterRotationCutShort() throws {
+        let workspace = try Workspace()
+        defer { workspace.remove() }
+        let desk = workspace.location(state: workspace.state("desk"), device: "desk")
+        #expect(try workspace.run(["merge"] + desk).status == 0)
+        let key = try workspace.run(["key"] + desk).stdout
+        let leftover = workspace.state("desk") + "/signing.key.new"
+        try Data("ed25519-private:\(Data(repeating: 9, count: 32).base64EncodedString())\n".utf8)
+            .write(to: URL(fileURLWithPath: leftover))
+        let shown = try workspace.run(["key"] + desk)
+        #expect(shown.status == 0 && shown.stdout == key, "\(shown)")
+        #expect(shown.stderr.contains("a key rotation was cut short"), "\(shown)")
+        #expect(try workspace.run(["merge"] + desk).status == 0)
+        #expect(!FileManager.default.fileExists(atPath: leftover))
+        let after = try workspace.run(["key"] + desk)
+        #expect(after.stdout == key && !after.stderr.contains("cut short"), "\(after)")
+    }
+
     @Test("mistakes are refused with what to do: a bad key, this device itself, a device not trusted, an unknown fingerprint")
     func mistakes() throws {
         let workspace = try Workspace()

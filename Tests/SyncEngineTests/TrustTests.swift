@@ -338,8 +338,9 @@ struct TrustTests {
         try Data("ed25519-private:\(Data(repeating: 7, count: 32).base64EncodedString())\n".utf8)
             .write(to: URL(fileURLWithPath: keyFile + ".new"))
         // When the device next merges
-        _ = try desk.merge()
-        // Then the leftover is gone, and the key in use is the old one
+        let undone = try desk.merge()
+        // Then the leftover is gone, and the key in use is the old one, with nothing to tell
+        #expect(!undone.warnings.contains { $0.contains("key rotation") }, "\(undone.warnings)")
         #expect(!FileManager.default.fileExists(atPath: keyFile + ".new"))
         #expect(desk.key.publicKey == oldKey)
         #expect(try sandbox.device("desk", state: state).key.publicKey == oldKey)
@@ -354,9 +355,14 @@ struct TrustTests {
         #expect(restarted.key.publicKey == oldKey)
         // When the device next merges
         let report = try restarted.merge()
-        // Then the rotation is finished: the new key signs, the old one is kept aside, and no
-        // warning says the key was replaced or lost
+        // Then the rotation is finished: the new key signs, the old one is kept aside, the report
+        // says so with the command for the other devices, and no warning says the key was lost
         #expect(restarted.key.publicKey == newKey.publicKey)
+        #expect(
+            report.warnings.contains {
+                $0.contains("key rotation cut short is finished")
+                    && $0.contains("syncctl trust desk \(newKey.publicKey.text)")
+            }, "\(report.warnings)")
         #expect(!FileManager.default.fileExists(atPath: keyFile + ".new"))
         #expect(try TestSigner(keyFile: keyFile + ".old").publicKey == oldKey)
         #expect(!report.warnings.contains { $0.contains("replaced, lost or rotated") }, "\(report.warnings)")

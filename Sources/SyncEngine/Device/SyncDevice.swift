@@ -36,6 +36,8 @@ public final class SyncDevice: Sendable {
     public let returnsMemoryAfterPasses: Bool
     /// This device's signing key (in the state directory; made the first time the device is opened).
     private let keyBox: Mutex<DeviceKey>
+    /// Warnings for the next pass's report, of something done before it (a rotation finished).
+    let pendingWarnings = Mutex<[String]>([])
     /// The key this device signs its files with.
     public var key: DeviceKey { keyBox.withLock { $0 } }
     /// How far the pass running now has got (for a person watching a long merge).
@@ -233,8 +235,11 @@ public final class SyncDevice: Sendable {
             if let key = try DeviceKey.settleUnfinishedRotation(
                 in: settings.stateDirectory, recordedKey: { try store.reading { try $0.signingKeyOfParts() } })
             {
-                logger.notice(
-                    "finished a key rotation that was interrupted", metadata: ["key": "\(key.publicKey.text)"])
+                // Its `key --rotate` never said what to tell the other devices: the next report does.
+                let note =
+                    "a key rotation cut short is finished: this device signs with key \(key.publicKey.text) (fingerprint \(key.publicKey.fingerprint)) now, and publishes every file again, signed with it; devices that trust the old key reject them until told: syncctl trust \(device) \(key.publicKey.text)"
+                logger.warning("\(note)")
+                pendingWarnings.withLock { $0.append(note) }
             }
             if !key.isCurrent(in: settings.stateDirectory) {
                 let key = try DeviceKey.loadOrCreate(in: settings.stateDirectory)

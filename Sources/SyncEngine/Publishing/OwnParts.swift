@@ -41,21 +41,29 @@ extension SyncDevice {
         _ session: StoreSession, findings: FolderFindings, now: Timestamp,
         first: (parts: [WrittenPart], failure: SystemCallError?)? = nil
     ) throws -> Publication? {
-        var warnings = try checkSigningKey(session)
+        var warnings = pendingWarnings.withLock { taken in
+            defer { taken = [] }
+            return taken
+        }
+        warnings += try checkSigningKey(session)
         let files = findings.rowsByName
         if let first, first.failure == nil, first.parts.contains(where: { reasonNotToReplace(files[$0.name]) != nil }) {
             // A first part's name holds a file this device must not replace: its layout is
             // recorded, nothing of it published, and the parts are written below as any later
             // publication writes them, clear of that name.
             for file in first.parts { try? SystemCalls.remove(file.temporaryPath) }
-            try session.replaceOwnParts(removing: [], saving: first.parts.map(\.row).map { row in
-                var row = row
-                row.generation = 0
-                return row
-            })
+            try session.replaceOwnParts(
+                removing: [],
+                saving: first.parts.map(\.row).map { row in
+                    var row = row
+                    row.generation = 0
+                    return row
+                })
         } else if let first {
             let generation = first.parts.first?.row.generation ?? 0
-            if let failure = first.failure { return Publication(generation: generation, files: [], obsolete: [], failure: failure) }
+            if let failure = first.failure {
+                return Publication(generation: generation, files: [], obsolete: [], failure: failure)
+            }
             var toPublish: [WrittenPart] = []
             var rows: [OwnPart] = []
             for file in first.parts {
@@ -107,7 +115,8 @@ extension SyncDevice {
                 ? nil : Publication(generation: generation, files: [], obsolete: obsolete, warnings: warnings)
         }
         let generation = nextGeneration(
-            after: max(try session.highestWrittenGeneration(), try session.highestGeneration(seenFrom: device.rawValue)),
+            after: max(
+                try session.highestWrittenGeneration(), try session.highestGeneration(seenFrom: device.rawValue)),
             warnings: &warnings)
         var writer = PartWriter(
             device: self, session: session, generation: generation, now: now, layout: layout, files: files,
@@ -181,12 +190,14 @@ extension SyncDevice {
         guard let row, row.present else { return nil }
         switch row.problemKind {
         case "newer_format":
-            return "it holds a snapshot in a newer format, which is never overwritten (\(row.lastProblem ?? "newer format"))"
+            return
+                "it holds a snapshot in a newer format, which is never overwritten (\(row.lastProblem ?? "newer format"))"
         case "not_regular":
             return "\(row.lastProblem ?? "it is not a regular file"), nor replaced; remove it or rename it"
         case "too_large":
             // Never read, so what it holds is unknown: neither overwritten nor copied whole.
-            return "\(row.lastProblem ?? "it is larger than the largest file read"); raise --max-file-size to merge it, or remove it"
+            return
+                "\(row.lastProblem ?? "it is larger than the largest file read"); raise --max-file-size to merge it, or remove it"
         case "unreadable":
             // Not read either (its permissions, an I/O error): it is merged once it can be read.
             return "\(row.lastProblem ?? "it cannot be read"); it is merged once it can be read"
@@ -200,7 +211,8 @@ extension SyncDevice {
     /// Whether a leaf's file in the folder is the one last written for it, read cleanly.
     func isCurrent(_ leaf: PartPrefix, _ row: OwnPart?, _ files: [String: StoredSource]) -> Bool {
         guard let row, row.isPublished, let file = files[leaf.fileName(for: device)] else { return false }
-        return file.present && file.lastProblem == nil && file.device == device.rawValue && file.generation == row.generation
+        return file.present && file.lastProblem == nil && file.device == device.rawValue
+            && file.generation == row.generation
     }
 
     /// The temporary name of a part's file while it is written: a dot file (readers skip it),
@@ -215,7 +227,8 @@ extension SyncDevice {
     func isOwnTemporaryName(_ name: String) -> Bool {
         let start = ".\(ownFileName)."
         guard name.hasPrefix(start), name.hasSuffix(".tmp") else { return false }
-        let middle = name.dropFirst(start.count).dropLast(".tmp".count).split(separator: ".", omittingEmptySubsequences: false)
+        let middle = name.dropFirst(start.count).dropLast(".tmp".count).split(
+            separator: ".", omittingEmptySubsequences: false)
         guard middle.count == 2, !middle[0].isEmpty, middle[0].allSatisfy(\.isASCII), middle[0].allSatisfy(\.isNumber)
         else { return false }
         return middle[1] == "whole" || PartPrefix(String(middle[1])) != nil
@@ -300,7 +313,8 @@ private struct PartWriter {
             let name = part.fileName(for: device.device)
             if let why = device.reasonNotToReplace(files[name]) {
                 if part.digits < PartPrefix.maximumDigits {
-                    warnings.append("\(name) is not replaced: \(why); its records are published as the 16 parts under it instead")
+                    warnings.append(
+                        "\(name) is not replaced: \(why); its records are published as the 16 parts under it instead")
                     split(part, into: &queue)
                 } else if let parent = part.parent, parent.digits > 0,
                     device.reasonNotToReplace(files[parent.fileName(for: device.device)]) == nil
@@ -308,11 +322,13 @@ private struct PartWriter {
                     // A part of 4 digits cannot split further: its records go out in its parent's
                     // file, kept whole however large (docs/format.md, reading 20).
                     warnings.append(
-                        "\(name) is not replaced: \(why); the records of part \(part.rawValue) are published in \(parent.fileName(for: device.device)) with the rest of part \(parent.rawValue) instead")
+                        "\(name) is not replaced: \(why); the records of part \(part.rawValue) are published in \(parent.fileName(for: device.device)) with the rest of part \(parent.rawValue) instead"
+                    )
                     try keepWhole(parent)
                 } else {
                     warnings.append(
-                        "\(name) is not replaced: \(why); the records of part \(part.rawValue) stay unpublished until it is renamed or removed")
+                        "\(name) is not replaced: \(why); the records of part \(part.rawValue) stay unpublished until it is renamed or removed"
+                    )
                     let built = try BuiltPart(part, of: device, session: session, generation: generation, now: now)
                     blocked[part] = built.row(generation: 0, isPublished: false)
                 }
@@ -361,7 +377,6 @@ private struct PartWriter {
         leaves.insert(parent)
         try place(try BuiltPart(parent, of: device, session: session, generation: generation, now: now))
     }
-
 
     private mutating func split(_ part: PartPrefix, into queue: inout [PartPrefix]) {
         leaves.remove(part)
@@ -424,7 +439,8 @@ private struct PartWriter {
         {
             for sibling in parent.children where leaves.contains(sibling) {
                 if let file = written[sibling] {
-                    siblingSizes[sibling] = PartPolicy.Size(records: Int(file.row.records), fileBytes: Int(file.row.bytes))
+                    siblingSizes[sibling] = PartPolicy.Size(
+                        records: Int(file.row.records), fileBytes: Int(file.row.bytes))
                 } else if let row = kept[sibling] ?? (before[sibling] ?? nil), row.bytes >= 0 {
                     siblingSizes[sibling] = PartPolicy.Size(records: Int(row.records), fileBytes: Int(row.bytes))
                 }

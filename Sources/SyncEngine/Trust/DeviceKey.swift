@@ -67,6 +67,9 @@ public struct DeviceKey: @unchecked Sendable {
         try? SystemCalls.remove(fresh)
         let key = try write(Curve25519.Signing.PrivateKey(), to: fresh)
         do {
+            // Its name on disk before the store records it: a store naming a key whose file a
+            // power loss took would leave the rotation unfinishable.
+            try synchronizeDirectory(stateDirectory)
             try record(key)
         } catch {
             try? SystemCalls.remove(fresh)
@@ -84,9 +87,19 @@ public struct DeviceKey: @unchecked Sendable {
         try? SystemCalls.remove(path + ".old")
         try? SystemCalls.link(path, to: path + ".old")
         try SystemCalls.rename(path + ".new", to: path)
+        try synchronizeDirectory(stateDirectory)
+    }
+
+    private static func synchronizeDirectory(_ stateDirectory: String) throws {
         let directory = try SystemCalls.openDirectory(stateDirectory)
         defer { SystemCalls.close(directory) }
         try SystemCalls.synchronize(directory, path: stateDirectory)
+    }
+
+    /// Whether a rotation was cut short in `stateDirectory` (its new key not yet in place): the
+    /// next command that takes the lock finishes or undoes it.
+    public static func hasUnfinishedRotation(in stateDirectory: String) -> Bool {
+        (try? SystemCalls.statusOfLink(stateDirectory + "/" + fileName + ".new")) != nil
     }
 
     /// What to do with the new key of a rotation that was interrupted (a crash) before it
@@ -100,7 +113,7 @@ public struct DeviceKey: @unchecked Sendable {
         -> DeviceKey?
     {
         let fresh = stateDirectory + "/" + fileName + ".new"
-        guard (try? SystemCalls.statusOfLink(fresh)) != nil else { return nil }
+        guard hasUnfinishedRotation(in: stateDirectory) else { return nil }
         // A key file cut short (killed while it was written) was never recorded.
         if let key = try? load(fresh), key.publicKey.text == (try recordedKey()) {
             try replace(in: stateDirectory)
