@@ -36,7 +36,8 @@ public final class SyncDevice: Sendable {
     public let returnsMemoryAfterPasses: Bool
     /// This device's signing key (in the state directory; made the first time the device is opened).
     private let keyBox: Mutex<DeviceKey>
-    /// Warnings for the next pass's report, of something done before it (a rotation finished).
+    /// Warnings for the next pass's report, of something done before it (a rotation finished):
+    /// added once the pass's transaction commits.
     let pendingWarnings = Mutex<[String]>([])
     /// The key this device signs its files with.
     public var key: DeviceKey { keyBox.withLock { $0 } }

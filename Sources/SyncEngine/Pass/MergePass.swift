@@ -258,6 +258,12 @@ extension SyncDevice {
             throw error
         }
         findings.report.timings.merge = stopwatch.lap()
+        // Said once its transaction committed (a retried transaction keeps them for the retry):
+        // what was done before the pass and not said yet, a key rotation finished by `locked`.
+        findings.report.warnings += pendingWarnings.withLock { taken in
+            defer { taken = [] }
+            return taken
+        }
         // Publish.
         if let publication {
             for warning in publication.warnings {

@@ -41,11 +41,7 @@ extension SyncDevice {
         _ session: StoreSession, findings: FolderFindings, now: Timestamp,
         first: (parts: [WrittenPart], failure: SystemCallError?)? = nil
     ) throws -> Publication? {
-        var warnings = pendingWarnings.withLock { taken in
-            defer { taken = [] }
-            return taken
-        }
-        warnings += try checkSigningKey(session)
+        var warnings = try checkSigningKey(session)
         let files = findings.rowsByName
         if let first, first.failure == nil, first.parts.contains(where: { reasonNotToReplace(files[$0.name]) != nil }) {
             // A first part's name holds a file this device must not replace: its layout is
