@@ -85,10 +85,9 @@ public final class SyncService: Service, Sendable {
             guard error.unwatchableDirectory == device.folder.path else { throw error }
             throw EngineError.sharedFolderMissing(path: device.folder.path, reason: error.description)
         }
-        watchedFolder.withLock { $0 = WatchedFolder(device.folder.path) }
-        if !SystemCalls.isOnReadOnlyMount(device.folder.path) {
-            startedFolder.withLock { $0 = WatchedFolder(device.folder.path) }
-        }
+        let folder = WatchedFolder(device.folder.path)
+        watchedFolder.withLock { $0 = folder }
+        if !SystemCalls.isOnReadOnlyMount(device.folder.path) { startedFolder.withLock { $0 = folder } }
         self.watcher.withLock { $0 = watcher }
         if let remote {
             logger.notice(

@@ -133,10 +133,11 @@ extension SyncDevice {
             // What the edit did in the pass's transaction (a pass can run its edit again, on a
             // retry: the last run's is the one committed).
             let lastApplied = Mutex<AppliedEdit?>(nil)
-            let report: MergeReport
+            let merge: MergeReport?
             let applied: AppliedEdit?
+            var publishFailure: EngineError? = nil
             do {
-                (report, applied) = try pass { session, now -> AppliedEdit in
+                (merge, applied) = try pass { session, now -> AppliedEdit in
                     lastApplied.withLock { $0 = nil }
                     let applied = try Self.apply(
                         make, to: id, expecting: expecting, session: session, now: now, schemas: self.schemas)
@@ -147,20 +148,14 @@ extension SyncDevice {
                 // Not published, after the transaction committed: an edit made is in the store,
                 // and must not be made again; one refused or not made says why, not that it is saved.
                 guard case .publishFailed = failure, let committed = lastApplied.withLock({ $0 }) else { throw failure }
-                switch committed {
-                case .made(let outcome):
-                    var report = Self.report(of: outcome, merge: MergeReport(), publishedGeneration: nil)
-                    report.publishFailure = failure.description
-                    return report
-                case .notAsExpected:
-                    throw EngineError.changedSinceSeen(id: id.rawValue)
-                case .refused(let refusal):
-                    throw refusal
-                }
+                (merge, applied, publishFailure) = (nil, committed, failure)
             }
             switch applied {
             case .made(let outcome)?:
-                return Self.report(of: outcome, merge: report, publishedGeneration: report.publishedGeneration)
+                var report = Self.report(
+                    of: outcome, merge: merge ?? MergeReport(), publishedGeneration: merge?.publishedGeneration)
+                report.publishFailure = publishFailure?.description
+                return report
             case .notAsExpected?:
                 throw EngineError.changedSinceSeen(id: id.rawValue)
             case .refused(let refusal)?:

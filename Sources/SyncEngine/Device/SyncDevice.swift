@@ -241,6 +241,7 @@ public final class SyncDevice: Sendable {
                     "a key rotation cut short is finished: this device signs with key \(key.publicKey.text) (fingerprint \(key.publicKey.fingerprint)) now, and publishes every file again, signed with it; devices that trust the old key reject them until told: syncctl trust \(device) \(key.publicKey.text)"
                 logger.warning("\(note)")
                 pendingWarnings.withLock { $0.append(note) }
+                keyBox.withLock { $0 = key }
             }
             if !key.isCurrent(in: settings.stateDirectory) {
                 let key = try DeviceKey.loadOrCreate(in: settings.stateDirectory)
