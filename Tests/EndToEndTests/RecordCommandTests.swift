@@ -154,11 +154,25 @@ struct RecordCommandTests {
         #expect(get["fields"] == .object(CommandFolder.object(#"{"name": "Apples"}"#)))
         #expect(get["versionVector"] == .object(CommandFolder.object(#"{"desk": 2}"#)))
 
+        // When it is edited with --json
+        let report = try jsonObject(
+            try workspace.run(["put", "--json", "--type", "ShoppingItem", "--id", id] + location, stdin: #"{"name": "Pears"}"#)
+                .stdout)
+        // Then the report holds the new version as an object, and as RFC 8785 text for older scripts
+        guard case .object(let record)? = report["record"], case .string(let text)? = report["version"] else {
+            Issue.record("no record object and version text in the put report: \(report)")
+            return
+        }
+        #expect(try StrictJSON.parse(text) == .object(record))
+        #expect(record["fields"] == .object(CommandFolder.object(#"{"name": "Pears"}"#)))
+        #expect(record["versionVector"] == .object(CommandFolder.object(#"{"desk": 3}"#)))
+        #expect(report["id"] == .string(id))
+
         // When it is deleted
         let delete = try workspace.run(["delete", id] + location)
         #expect(delete.status == 0, "\(delete)")
         published = try Files.published(try workspace.read("desk.json"), name: "desk.json")
-        #expect(published.reading.generation == 4)
+        #expect(published.reading.generation == 5)
         #expect(published.reading.versions.first { $0.id.rawValue == id }?.deleted == true)
         // Then list and export leave it out, list --deleted shows it
         #expect(try jsonArray(try workspace.run(["list", "--json"] + location).stdout).count == 4)

@@ -8,8 +8,11 @@ import Synchronization
 public struct EditReport: Codable, Hashable, Sendable {
     /// The record's id.
     public var id: String
-    /// The new version's normal form, as JSON text.
+    /// The new version's normal form, as JSON text (RFC 8785): kept for scripts written before
+    /// ``record``, and for hashing or signing it as it is.
     public var version: String
+    /// The same version as a JSON object, as `syncctl get --json` prints a version.
+    public var record: JSONValue
     /// Messages about versions the edit superseded.
     public var notes: [String]
     /// The generation published.
@@ -227,8 +230,9 @@ extension SyncDevice {
                 notes.append("superseded \(Self.versionName(version))")
             }
         }
+        let normalForm = JSONValue.object(outcome.version.normalForm)
         return EditReport(
-            id: outcome.record.id.rawValue, version: JSONValue.object(outcome.version.normalForm).interchangeString,
+            id: outcome.record.id.rawValue, version: normalForm.interchangeString, record: normalForm,
             notes: notes, publishedGeneration: publishedGeneration, merge: merge)
     }
 }
