@@ -80,7 +80,7 @@ struct SettingsTests {
         }
     }
 
-    @Test("A setting of the wrong kind or out of its range, in the file or in a SYNCD_* variable, is refused naming it, not ignored", arguments: [
+    @Test("A setting of the wrong kind or out of its range, in the file or in a SYNCD_* variable, is refused naming it, not ignored: the daemon's own by syncctl as well", arguments: [
         (#"{"shared": "/s", "maxFileSize": "big"}"#, [:], "maxFileSize"),
         (#"{"shared": 42}"#, [:], "shared"),
         (#"{"shared": "/s", "schemas": "one.json"}"#, [:], "schemas"),
@@ -94,6 +94,13 @@ struct SettingsTests {
         (#"{"shared": "/s", "clockSkewMarginSeconds": -10}"#, [:], "clockSkewMarginSeconds"),
         (#"{"shared": "/s"}"#, ["SYNCD_CLOCK_SKEW_MARGIN_SECONDS": "9223372036854775807"], "clockSkewMarginSeconds"),
         (#"{"shared": "/s", "partSplitKilobytes": 9007199254740991}"#, [:], "partSplitKilobytes"),
+        // the daemon's own settings, refused by every command that reads them, not only by syncd
+        (#"{"shared": "/s", "settleMilliseconds": "abc"}"#, [:], "settleMilliseconds"),
+        (#"{"shared": "/s", "rescanIntervalSeconds": 0}"#, [:], "rescanIntervalSeconds"),
+        (#"{"shared": "/s"}"#, ["SYNCD_POLL_INTERVAL_SECONDS": "-5"], "pollIntervalSeconds"),
+        (#"{"shared": "/s", "alwaysPoll": "yes"}"#, [:], "alwaysPoll"),
+        (#"{"shared": "/s", "logLevel": "loud"}"#, [:], "logLevel"),
+        (#"{"shared": "/s", "metricsFile": 7}"#, [:], "metricsFile"),
     ] as [(String, [String: String], String)])
     func wrongKind(json: String, variables: [String: String], key: String) async throws {
         let folder = try ConfigFolder()

@@ -171,6 +171,7 @@ public struct SyncSettings: Sendable, Hashable {
             let base = environment["SYNCD_SCHEMAS"] == nil ? configurationDirectory : nil
             settings.schemaFiles = configured.map { Self.path($0, besideIn: base) }
         }
+        try DaemonSettings.check(reader)
         return settings
     }
 

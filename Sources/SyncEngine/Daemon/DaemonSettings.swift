@@ -1,37 +1,67 @@
 import Configuration
 import Foundation
 import Logging
-import SyncEngine
 
 /// The daemon's own settings: read at start and again on SIGHUP.
-struct DaemonSettings: Sendable {
+public struct DaemonSettings: Sendable {
     /// What the command line said; nil where it said nothing.
-    var config: String?
-    var settleMilliseconds: Int?
-    var rescanSeconds: Int?
-    var pollSeconds: Int?
-    var alwaysPoll: Bool
-    var logLevel: Logger.Level?
-    var metricsFile: String?
+    public var config: String?
+    public var settleMilliseconds: Int?
+    public var rescanSeconds: Int?
+    public var pollSeconds: Int?
+    public var alwaysPoll: Bool
+    public var logLevel: Logger.Level?
+    public var metricsFile: String?
+
+    public init(
+        config: String?, settleMilliseconds: Int? = nil, rescanSeconds: Int? = nil, pollSeconds: Int? = nil,
+        alwaysPoll: Bool = false, logLevel: Logger.Level? = nil, metricsFile: String? = nil
+    ) {
+        self.config = config
+        self.settleMilliseconds = settleMilliseconds
+        self.rescanSeconds = rescanSeconds
+        self.pollSeconds = pollSeconds
+        self.alwaysPoll = alwaysPoll
+        self.logLevel = logLevel
+        self.metricsFile = metricsFile
+    }
 
     /// The settle delay's range, in milliseconds: up to an hour.
-    static let settleRange = 0...3_600_000
+    public static let settleRange = 0...3_600_000
     /// The rescan and poll intervals' range, in seconds: up to a year.
-    static let intervalRange = 1...31_536_000
+    public static let intervalRange = 1...31_536_000
+
+    /// Checks the daemon's settings in `reader` (the environment's `SYNCD_*` and the
+    /// configuration file) as syncd reads them, so that every command says at once what syncd
+    /// would refuse at its next start or reload, not only syncd.
+    static func check(_ reader: ConfigReader) throws {
+        let settings = DaemonSettings(config: nil)
+        _ = try settings.timingsAndLevel(from: reader)
+        _ = try settings.metricsPath(stateDirectory: "", from: reader)
+    }
 
     /// Where to write the metrics, by the usual precedence (`--metrics-file`, `SYNCD_METRICS_FILE`,
     /// `metricsFile`), by default `metrics.prom` in the state directory; nil when set to `off`.
-    func metricsPath(stateDirectory: String) async throws -> String? {
-        let reader = try await SyncSettings.configurationReader(
-            config: config, environment: ProcessInfo.processInfo.environment)
+    public func metricsPath(stateDirectory: String) async throws -> String? {
+        try metricsPath(
+            stateDirectory: stateDirectory,
+            from: try await SyncSettings.configurationReader(
+                config: config, environment: ProcessInfo.processInfo.environment))
+    }
+
+    private func metricsPath(stateDirectory: String, from reader: ConfigReader) throws -> String? {
         let path = try metricsFile ?? reader.checkedString("metricsFile") ?? stateDirectory + "/metrics.prom"
         return path == "off" || path.isEmpty ? nil : path
     }
 
     /// Timings and log level by the usual precedence: options, `SYNCD_*`, configuration files, defaults.
-    func timingsAndLevel() async throws -> (timings: DaemonTimings, level: Logger.Level?) {
-        let reader = try await SyncSettings.configurationReader(
-            config: config, environment: ProcessInfo.processInfo.environment)
+    public func timingsAndLevel() async throws -> (timings: DaemonTimings, level: Logger.Level?) {
+        try timingsAndLevel(
+            from: try await SyncSettings.configurationReader(
+                config: config, environment: ProcessInfo.processInfo.environment))
+    }
+
+    private func timingsAndLevel(from reader: ConfigReader) throws -> (timings: DaemonTimings, level: Logger.Level?) {
         let defaults = DaemonTimings()
         let settle = try settleMilliseconds ?? reader.checkedInt("settleMilliseconds")
         let rescan = try rescanSeconds ?? reader.checkedInt("rescanIntervalSeconds")
