@@ -18,6 +18,19 @@ public enum SnapshotReader {
         return try readPlain(bytes: bytes, fileName: fileName)
     }
 
+    /// Whether a file whose first bytes are `opening` cannot be JSON whatever follows: its first
+    /// byte after a byte order mark and whitespace cannot start a JSON value (zeros left by a
+    /// crash or by a tool that makes room first, a binary). Reading `opening` alone then gives the
+    /// same problem, at the same byte, as reading the whole file.
+    public static func cannotBeJSON(opening: [UInt8]) -> Bool {
+        var position = opening.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0
+        while position < opening.count, [0x20, 0x09, 0x0A, 0x0D].contains(opening[position]) { position += 1 }
+        guard position < opening.count else { return false }
+        // {, [, ", -, 0-9, and the first letters of true, false and null.
+        let starts: Set<UInt8> = Set(Array("{[\"-0123456789tfn".utf8))
+        return !starts.contains(opening[position])
+    }
+
     /// The plain path: the whole document as a tree, then the contract's rules on it.
     static func readPlain(bytes: [UInt8], fileName: String) throws(SnapshotFileProblem) -> SnapshotReading {
         let document: JSONValue

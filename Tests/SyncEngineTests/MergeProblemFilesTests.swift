@@ -211,6 +211,32 @@ struct MergeProblemFilesTests {
         #expect(report.source("phone.json")?.status == .merged && report.added == 1 && !report.hasRejections)
     }
 
+    @Test(
+        "A large file that cannot be JSON from its first byte on (zeros, a binary) is skipped from its first bytes, with the message a whole read gives; one that starts as JSON is read whole"
+    )
+    func cannotBeJSONFromItsFirstByte() throws {
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        try sandbox.write("phone.json", Wire.snapshot("phone", generation: 1, versions: [Wire.version(1, by: "phone")]))
+        // 8 MiB of zeros, as a crash or a tool that makes room first leaves them; a binary after a BOM and blank lines
+        try sandbox.write("tv.json", [UInt8](repeating: 0, count: 8 << 20))
+        try sandbox.write("watch.json", [0xEF, 0xBB, 0xBF, 0x0D, 0x0A, 0x20, 0x7F, 0x45, 0x4C, 0x46] + [UInt8](repeating: 1, count: 1 << 20))
+        // 1 MiB of a truncated array: it may be JSON until its end, so it is read whole
+        try sandbox.write("pad.json", Array(("[" + String(repeating: "1,", count: 1 << 19)).utf8))
+        let report = try sandbox.device().merge()
+        #expect(report.source("phone.json")?.status == .merged)
+        let tv = try #require(report.source("tv.json"))
+        #expect(tv.status == .skipped && tv.reason?.contains("at byte 0: unexpected character U+0000") == true, "\(tv)")
+        let watch = try #require(report.source("watch.json"))
+        #expect(watch.status == .skipped && watch.reason?.contains("at byte 6: unexpected character U+007F") == true, "\(watch)")
+        #expect(report.source("pad.json")?.status == .skipped)
+        // Then the two are read no further than their opening bytes, the array whole
+        let folder = try SharedFolder(path: sandbox.shared)
+        #expect(try folder.readSnapshotBytes("tv.json", limit: 1 << 30).bytes.count == 4096)
+        #expect(try folder.readSnapshotBytes("watch.json", limit: 1 << 30).bytes.count == 4096)
+        #expect(try folder.readSnapshotBytes("pad.json", limit: 1 << 30).bytes.count == 1 + 2 * (1 << 19))
+    }
+
     @Test("A file whose name is not valid UTF-8 is listed as ignored (no snapshot has such a name); the rest merges without rejections")
     func nameNotUTF8() throws {
         let sandbox = try Sandbox()

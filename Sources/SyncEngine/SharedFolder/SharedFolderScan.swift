@@ -66,6 +66,9 @@ public struct SharedFolder: Sendable {
     /// a file swapped for a link or FIFO in between is not read).
     ///
     /// - Parameter pieces: how many stretches of the file to read at once (``SystemCalls/readAll(_:expectedSize:path:pieces:)``).
+    /// How much of a large file is read first to tell whether it can be JSON at all.
+    static let openingBytes = 4096
+
     public func readSnapshotBytes(_ name: String, limit: Int64, pieces: Int = 1) throws(SnapshotFileReadError) -> (
         bytes: [UInt8], status: FileStatus
     ) {
@@ -86,6 +89,16 @@ public struct SharedFolder: Sendable {
         guard status.kind == .regular else { throw .notRegular(status.kind) }
         guard status.size <= limit else { throw .tooLarge(size: status.size, limit: limit) }
         do {
+            // A large file that cannot be JSON from its first bytes on is not read whole (a
+            // gigabyte of zeros would cost a gigabyte of memory to be refused at byte 0).
+            if status.size > Self.openingBytes {
+                var opening = [UInt8](repeating: 0, count: Self.openingBytes)
+                let count = try opening.withUnsafeMutableBytes {
+                    try SystemCalls.readAt(descriptor, into: $0, at: 0, path: fullPath)
+                }
+                opening.removeSubrange(count...)
+                if SnapshotReader.cannotBeJSON(opening: opening) { return (opening, status) }
+            }
             let bytes = try SystemCalls.readAll(
                 descriptor, expectedSize: Int(status.size), path: fullPath, pieces: pieces)
             guard Int64(bytes.count) <= limit else {
