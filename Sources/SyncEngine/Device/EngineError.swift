@@ -35,6 +35,9 @@ public enum EngineError: Error, Sendable, CustomStringConvertible {
     case resolvedAlready(id: String)
     /// A resolution of a record whose tag, once merged, is not the one the person gave as seen.
     case notAsSeen(id: String, seen: String, now: String)
+    /// An edit not made (refused on the record as merged, or the record changed as it merged)
+    /// whose merge was kept, but whose publication failed too (``publishFailed(path:reason:advice:)``).
+    indirect case notMadeNorPublished(EngineError, publishFailure: EngineError)
 
     /// `error` as the full disk under the state directory `directory` it is when it is one: SQLite's
     /// "database or disk is full"; ENOSPC or EDQUOT writing a file in `directory` (the key, the
@@ -108,6 +111,8 @@ public enum EngineError: Error, Sendable, CustomStringConvertible {
             "no record with id \(id); see syncctl list --deleted"
         case .invalidEdit(let reason):
             reason
+        case .notMadeNorPublished(let edit, let publishFailure):
+            "\(edit.description). Besides, this device's files could not be published: \(publishFailure.description)"
         case .daemonRunning(let pid, let state):
             "another syncd (PID \(pid.isEmpty ? "unknown" : pid)) is already running on the state directory \(state); stop it first, or give this one its own --state"
         }

@@ -160,13 +160,18 @@ extension SyncDevice {
                 report.publishFailure = publishFailure?.description
                 return report
             case .notAsExpected?:
-                throw EngineError.changedSinceSeen(id: id.rawValue)
+                throw Self.notMade(.changedSinceSeen(id: id.rawValue), publishFailure: publishFailure)
             case .refused(let refusal)?:
-                throw refusal
+                throw Self.notMade(refusal, publishFailure: publishFailure)
             case nil:
                 throw EngineError.invalidEdit("the edit was not applied")
             }
         }
+    }
+
+    /// Why an edit was not made, and that its merge could not be published either when it could not.
+    private static func notMade(_ reason: EngineError, publishFailure: EngineError?) -> EngineError {
+        publishFailure.map { .notMadeNorPublished(reason, publishFailure: $0) } ?? reason
     }
 
     /// What became of an edit applied after its pass's merge.
