@@ -113,6 +113,24 @@ struct DeviceIdentityTests {
         #expect(try device.records().count == 5)
     }
 
+    @Test("This device's own file deleted since the last merge is warned about by status, which looks in the folder; the next merge publishes it again")
+    func ownFileDeletedSinceTheLastMerge() throws {
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        let device = try sandbox.device()
+        _ = try device.put(id: Wire.id(1), type: "Note", fields: JSONObject(), schemaVersion: nil)
+        #expect(try device.status().warnings.isEmpty)
+        // When a person or a tool deletes it
+        try FileManager.default.removeItem(atPath: sandbox.sharedPath("desk.json"))
+        // Then status says so before any merge
+        let warnings = try device.status().warnings
+        #expect(warnings.contains { $0.contains("desk.json are not in the shared folder") }, "\(warnings)")
+        // And the next merge publishes it again, after which status says nothing
+        _ = try device.merge()
+        #expect(FileManager.default.fileExists(atPath: sandbox.sharedPath("desk.json")))
+        #expect(try device.status().warnings.isEmpty)
+    }
+
     @Test("A sync tool's copy of a peer's file, once gone from the folder, is forgotten; a peer's own file gone is kept as absent; their records stay")
     func copiesGoneAreForgotten() throws {
         let sandbox = try Sandbox()

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
 import SnapshotFormat
 import SyncStore
 
@@ -76,8 +79,10 @@ extension SyncDevice {
                     "the store holds changes that this device's files do not hold yet (a publication that failed or was cut short, an edit by another program, a new key): syncctl merge publishes them, or says why it cannot (a running syncd does at its next pass)"
                 )
             }
+            // Missing as the last merge saw the folder, or gone since (a person or a tool deleted
+            // them): checked in the folder when it can be, as cheaply as one lstat a file.
             let present = Set(sources.filter(\.present).map(\.name))
-            let missing = parts.map(partName).filter { !present.contains($0) }
+            let missing = parts.map(partName).filter { !present.contains($0) || (folderProblem == nil && isGone($0)) }
             if parts.isEmpty || !missing.isEmpty {
                 let names = parts.isEmpty ? ownFileName : missing.joined(separator: ", ")
                 warnings.append(
@@ -96,6 +101,16 @@ extension SyncDevice {
                         isUntrusted: $0.isUntrusted, problemKind: $0.problemKind)
                 },
                 trusted: trusted, rejectedForTrust: rejectedForTrust, warnings: warnings)
+        }
+    }
+
+    /// Whether the file `name` is not in the shared folder (and not for want of permission to look).
+    private func isGone(_ name: String) -> Bool {
+        do {
+            _ = try SystemCalls.statusOfLink(folder.path(of: name))
+            return false
+        } catch {
+            return error.errno == ENOENT
         }
     }
 
