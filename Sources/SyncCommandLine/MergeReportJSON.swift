@@ -28,6 +28,7 @@ public enum MergeReportJSON {
             $0.member("ignoredNames", report.ignoredNames)
             $0.member("newConflicts", report.newConflicts)
             $0.member("ownFile", report.ownFile)
+            if let failure = report.publishFailure { $0.member("publishFailure", failure) }
             $0.member("publishedFiles", report.publishedFiles)
             if let generation = report.publishedGeneration { $0.member("publishedGeneration", generation) }
             $0.member("refusedRecords", report.refusedRecords)

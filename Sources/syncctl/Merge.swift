@@ -46,12 +46,18 @@ extension SyncctlCommand {
             var hasRejections = false
             try await reportingFailures {
                 let device = try await global.openDevice()
-                let report = try device.merge(rereadAll: reread, acceptDeletions: Set(acceptDeletions))
+                let report = try device.merge(
+                    rereadAll: reread, acceptDeletions: Set(acceptDeletions), reportingPublishFailure: true)
                 hasRejections = report.hasRejections
                 if output.json {
                     Swift.print(MergeReportJSON.text(of: report))
                 } else {
                     printMergeSummary(report, device: device)
+                }
+                // What merged is saved and shown; the failure to publish it ends the command (74).
+                if let failure = report.publishFailure {
+                    printError(failure)
+                    throw SyncctlExit.ioError
                 }
             }
             if hasRejections { throw SyncctlExit.mergedWithRejections }
@@ -141,7 +147,9 @@ func printMergeSummary(_ report: MergeReport, device: SyncDevice) {
     records += "; \(report.conflicts) in conflict"
     if report.newConflicts > 0 { records += " (\(report.newConflicts) new)" }
     print(records + (report.conflicts > 0 ? ": see syncctl conflicts" : ""))
-    if let generation = report.publishedGeneration {
+    if report.publishFailure != nil {
+        print("This device's snapshot is not published: see below")
+    } else if let generation = report.publishedGeneration {
         let files = report.publishedFiles
         let shown =
             files.count == 1

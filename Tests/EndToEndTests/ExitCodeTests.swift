@@ -345,7 +345,7 @@ struct ExitCodeTests {
     }
 
     @Test(
-        "an edit saved in the store but not published (a folder this user cannot write) prints its id all the same, exits 74 and says not to make it again; the next merge publishes it",
+        "an edit saved in the store but not published (a folder this user cannot write) prints its id all the same, exits 74 and says not to make it again; a merge meanwhile prints its report with why it published nothing, and exits 74; the next merge publishes it",
         .enabled(
             if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv"),
             "needs root and setpriv to run as nobody")
@@ -370,6 +370,19 @@ struct ExitCodeTests {
         #expect(
             put.stderr.contains("record \(id) is saved in this device's store")
                 && put.stderr.contains("Do not make the edit again"), "\(put)")
+        // And a merge meanwhile prints its report, saying why nothing was published, then fails the same way
+        let merge = try workspace.run(["merge", "--json"] + workspace.location(), prefix: nobody)
+        #expect(merge.status == 74, "\(merge)")
+        guard case .object(let report) = try StrictJSON.parse(Array(merge.stdout.utf8)),
+            case .string(let failure)? = report["publishFailure"]
+        else {
+            Issue.record("no report with publishFailure: \(merge)")
+            return
+        }
+        #expect(failure.contains("could not publish") && merge.stderr.contains(failure), "\(merge)")
+        #expect(report["publishedFiles"] == .array([]), "\(merge)")
+        let text = try workspace.run(["merge"] + workspace.location(), prefix: nobody)
+        #expect(text.status == 74 && text.stdout.contains("This device's snapshot is not published"), "\(text)")
         // And once the folder is writable, the next merge publishes it
         #expect(chmod(workspace.shared, 0o777) == 0)
         #expect(try workspace.run(["merge"] + workspace.location(), prefix: nobody).status == 0)

@@ -74,6 +74,7 @@ struct MergeReportJSONTests {
         report.refusedRecords = ["r"]
         report.bytesRead = Int64.min
         report.bytesWritten = 9
+        report.publishFailure = awkward
         #expect(MergeReportJSON.text(of: report) == (try Self.foundationText(report)))
         #expect(MergeReportJSON.text(of: MergeReport()) == (try Self.foundationText(MergeReport())))
     }

@@ -15,10 +15,17 @@ extension SyncDevice {
     /// - Parameters:
     ///   - rereadAll: read every file again even when its stat is unchanged.
     ///   - acceptDeletions: names of files the mass-deletion valve lets through this time.
-    public func merge(rereadAll: Bool = false, acceptDeletions: Set<String> = []) throws -> MergeReport {
+    ///
+    /// - Parameter reportingPublishFailure: when the merge is saved but this device's files
+    ///   cannot be published, return the report with ``MergeReport/publishFailure`` set rather
+    ///   than throw ``EngineError/publishFailed(path:reason:advice:)`` (`syncctl merge` shows
+    ///   what merged, then fails).
+    public func merge(
+        rereadAll: Bool = false, acceptDeletions: Set<String> = [], reportingPublishFailure: Bool = false
+    ) throws -> MergeReport {
         try locked {
             var report = try pass(
-                rereadAll: rereadAll, acceptDeletions: acceptDeletions,
+                rereadAll: rereadAll, acceptDeletions: acceptDeletions, reportingPublishFailure: reportingPublishFailure,
                 edit: Optional<(StoreSession, Timestamp) throws -> Void>.none
             ).report
             // A name given to let through that names nothing here (a typo) is said, not ignored.
@@ -35,12 +42,16 @@ extension SyncDevice {
     /// the store, apply a local edit if the command makes one (after the merge, in the same
     /// transaction: an edit always builds on everything in the folder), publish what changed.
     func pass<Edit>(
-        rereadAll: Bool = false, acceptDeletions: Set<String> = [], edit: ((StoreSession, Timestamp) throws -> Edit)?
+        rereadAll: Bool = false, acceptDeletions: Set<String> = [], reportingPublishFailure: Bool = false,
+        edit: ((StoreSession, Timestamp) throws -> Edit)?
     ) throws -> (report: MergeReport, edit: Edit?) {
         var retry = PassRetry()
         while true {
             do {
                 return try passOnce(rereadAll: rereadAll, acceptDeletions: acceptDeletions, retry: retry, edit: edit)
+            } catch let unpublished as UnpublishedPass {
+                guard reportingPublishFailure, edit == nil else { throw unpublished.failure }
+                return (unpublished.report, nil)
             } catch let again as PassRetry {
                 // Rolled back: what the pass learned too late to act on is known from the start now.
                 logger.notice("merging again", metadata: ["pass.retry": "\(again)"])
@@ -270,18 +281,21 @@ extension SyncDevice {
                 findings.report.warnings.append(warning)
                 logger.warning("publication", metadata: ["reason": "\(warning)"])
             }
-            findings.report.warnings += try publish(publication, findings: findings)
+            do {
+                findings.report.warnings += try publish(publication, findings: findings)
+            } catch let failure as EngineError {
+                // The merge is saved: what it did is reported all the same.
+                findings.report.publishFailure = failure.description
+                findings.report.timings.publish = stopwatch.lap()
+                throw UnpublishedPass(report: Self.inNameOrder(findings.report), failure: failure)
+            }
             if !publication.files.isEmpty { findings.report.publishedGeneration = publication.generation }
             findings.report.publishedFiles = publication.files.map(\.name)
             findings.report.bytesWritten = publication.files.reduce(0) { $0 + max($1.row.bytes, 0) }
             findings.report.removedFiles = publication.obsolete
             findings.report.timings.publish = stopwatch.lap()
         }
-        var report = findings.report
-        // By index, then moved once: sorting the outcomes themselves copied each several times
-        // (a first merge of 196,608 tiny parts spent a quarter of a second there).
-        let sources = report.sources
-        report.sources = sources.map(\.name).indicesInUTF8Order().map { sources[$0] }
+        let report = Self.inNameOrder(findings.report)
         log(report)
         // Freeing what was read (hundreds of thousands of versions after a first merge) takes a
         // tenth of a second: on another thread, so the report is not kept waiting; the daemon
@@ -393,6 +407,24 @@ extension SyncDevice {
             logger.notice("removed a temporary file left by an interrupted publish", metadata: ["file": "\(name)"])
         }
     }
+}
+
+extension SyncDevice {
+    /// `report` with its sources in their names' order.
+    fileprivate static func inNameOrder(_ report: MergeReport) -> MergeReport {
+        var report = report
+        // By index, then moved once: sorting the outcomes themselves copied each several times
+        // (a first merge of 196,608 tiny parts spent a quarter of a second there).
+        let sources = report.sources
+        report.sources = sources.map(\.name).indicesInUTF8Order().map { sources[$0] }
+        return report
+    }
+}
+
+/// A pass whose merge was saved but whose publication failed: what it did, and why.
+struct UnpublishedPass: Error {
+    var report: MergeReport
+    var failure: EngineError
 }
 
 /// What a pass learned too late to act on (its records were merged already): it starts again,

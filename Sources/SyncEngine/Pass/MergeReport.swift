@@ -70,6 +70,9 @@ public struct MergeReport: Codable, Hashable, Sendable {
     public var bytesRead: Int64 = 0
     /// Bytes of this device's files written.
     public var bytesWritten: Int64 = 0
+    /// Why this device's files were not published, when the merge was saved but they could not
+    /// be (``SyncDevice/merge(rereadAll:acceptDeletions:reportingPublishFailure:)``).
+    public var publishFailure: String?
 
     /// Whether any source or record was skipped or rejected (the documented non-zero exit).
     public var hasRejections: Bool {
