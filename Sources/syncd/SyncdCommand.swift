@@ -82,6 +82,7 @@ struct SyncdCommand: AsyncParsableCommand {
             logger.notice("starting \(Release.versionLine("syncd"))")
             // Before the lock's file is made in the state directory: never inside the shared folder.
             try SyncDevice.checkStateOutsideShared(settings)
+            try SyncDevice.checkDeviceKnown(settings)
             let lock = try DaemonLock(stateDirectory: settings.stateDirectory)
             defer { withExtendedLifetime(lock) {} }
             let device = try SyncDevice(settings: settings, logger: logger, returnsMemoryAfterPasses: true)

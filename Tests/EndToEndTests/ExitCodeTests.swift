@@ -182,6 +182,16 @@ struct ExitCodeTests {
         #expect(otherDevice.status == 78 && otherDevice.stderr.contains("desk"), "\(otherDevice)")
         let noDevice = try workspace.run(["merge"] + workspace.location(state: workspace.state("fresh"), device: nil))
         #expect(noDevice.status == 78 && noDevice.stderr.contains("--device"), "\(noDevice)")
+        // …leaving no store and no key behind, half made: the commands that only read the store
+        // still say there is none (a mistyped --state), and the next command given an ID makes it
+        for arguments in [["key"], ["merge"]] {
+            let run = try workspace.run(arguments + workspace.location(state: workspace.state("fresh"), device: nil))
+            #expect(run.status == 78, "\(arguments): \(run)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: workspace.state("fresh") + "/store.sqlite"))
+        #expect(!FileManager.default.fileExists(atPath: workspace.state("fresh") + "/signing.key"))
+        let status = try workspace.run(["status"] + workspace.location(state: workspace.state("fresh"), device: nil))
+        #expect(status.status == 78 && status.stderr.contains("no store in"), "\(status)")
         // A device ID given on the command line is a usage error; from the environment, a setting
         let badDevice = try workspace.run(
             ["merge"] + workspace.location(state: workspace.state("fresh"), device: "Desk"))

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
 import Logging
 import RecordSchemas
 import SnapshotFormat
@@ -98,6 +101,7 @@ public final class SyncDevice: Sendable {
         schemasBox = Mutex(try Self.loadSchemas(settings.schemaFiles))
         let state = settings.stateDirectory
         try Self.checkStateOutsideShared(settings)
+        try Self.checkDeviceKnown(settings)
         do {
             try SystemCalls.createDirectories(state)
         } catch {
@@ -148,6 +152,23 @@ public final class SyncDevice: Sendable {
                     throw EngineError.noDevice
                 }
             }
+        }
+    }
+
+    /// Refuses to open a state directory without a store when no device ID is given, before
+    /// anything is made there: only a store can say which device it is, and a store and key
+    /// made without one would stay behind, half made (a later command would take it for a
+    /// store, and a mistyped `--state` would no longer be told apart).
+    ///
+    /// - Throws: ``EngineError/noDevice``.
+    public static func checkDeviceKnown(_ settings: SyncSettings) throws {
+        guard settings.device == nil else { return }
+        do {
+            _ = try SystemCalls.statusOfLink(settings.stateDirectory + "/" + storeFileName)
+        } catch where error.errno == ENOENT || error.errno == ENOTDIR {
+            throw EngineError.noDevice
+        } catch {
+            // (Another problem with the directory: opening it says what.)
         }
     }
 
