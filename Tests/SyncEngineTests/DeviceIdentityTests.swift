@@ -228,9 +228,17 @@ struct DeviceIdentityTests {
         // When the state directory is lost and desk starts on a new store
         let new = try sandbox.device("desk", state: sandbox.state("restored"))
         let report = try new.put(id: Wire.id(1), type: "Note", fields: Wire.object(#"{"n": 4}"#), schemaVersion: nil)
-        // Then the own file was merged first (no warning: a new store takes it as its own earlier self)
+        // Then the own file was merged first (a new store takes it as its own earlier self), saying
+        // so once: the same is seen by a second machine given this ID by mistake, which must stop
         #expect(report.merge.source("desk.json")?.status == .merged)
-        #expect(report.merge.warnings.isEmpty)
+        #expect(report.merge.warnings.count == 1, "\(report.merge.warnings)")
+        #expect(
+            report.merge.warnings.allSatisfy {
+                $0.contains("desk.json is under this device's ID \"desk\" but not signed with this device's key")
+                    && $0.contains("give it its own --device ID")
+            }, "\(report.merge.warnings)")
+        #expect(try new.merge().warnings.isEmpty)
+        #expect(try new.status().warnings.isEmpty)
         // And the edit's count is above every count published before, as is the generation
         let record = try #require(try new.record(Wire.id(1)))
         #expect(record.version.versionVector == VersionVector([DeviceID("desk")!: 4]))

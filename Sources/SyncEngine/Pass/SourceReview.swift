@@ -144,6 +144,16 @@ extension SyncDevice {
                     WrittenFile(
                         part: reading.part.rawValue, generation: reading.generation, fileDigest: fileDigest,
                         writtenAt: now.milliseconds))
+                // Said once, by this first merge: it is also what a second machine given this ID
+                // by mistake sees, which must stop before the two overwrite each other's files.
+                // (Once a pass, however many parts: the first file read names them.)
+                let marker = "under this device's ID \"\(device)\" but not signed with this device's key"
+                if !own.isSignedWithOwnKey, !findings.report.warnings.contains(where: { $0.contains(marker) }) {
+                    let note =
+                        "\(name)\(reading.part.isWhole ? "" : " (and this device's other parts)") is \(marker): it is taken as this device's earlier self (a state directory lost or set up again) and merged. If another machine still runs as \"\(device)\", stop this one and give it its own --device ID (and a new --state), or the two overwrite each other's files"
+                    findings.report.warnings.append(note)
+                    logger.warning("\(note)")
+                }
             }
         }
         notes += tally.futureDates.warnings()
