@@ -80,7 +80,7 @@ struct SettingsTests {
         }
     }
 
-    @Test("A setting of the wrong kind or out of its range, in the file or in a SYNCD_* variable, is refused naming it, not ignored: the daemon's own by syncctl as well", arguments: [
+    @Test("A setting of the wrong kind or out of its range, in the file or in a SYNCD_* variable, is refused naming it and where it came from (the variable, or the file), not ignored: the daemon's own by syncctl as well", arguments: [
         (#"{"shared": "/s", "maxFileSize": "big"}"#, [:], "maxFileSize"),
         (#"{"shared": 42}"#, [:], "shared"),
         (#"{"shared": "/s", "schemas": "one.json"}"#, [:], "schemas"),
@@ -110,7 +110,10 @@ struct SettingsTests {
         await #expect {
             _ = try await SyncSettings.resolve(commandLine: Values(config: config), environment: environment)
         } throws: { error in
-            guard case SettingsError.invalidSetting(let named, _, _) = error else { return false }
+            guard case SettingsError.invalidSetting(let named, _, _, _) = error else { return false }
+            // …saying where the value came from: the variable, else the file
+            let source = variables.isEmpty ? "(in \(config))" : "(from \(variables.keys.first!) in the environment)"
+            #expect(error.localizedDescription.contains(source) || "\(error)".contains(source), "\(error)")
             return named == key
         }
     }
@@ -250,10 +253,16 @@ struct SettingsTests {
     func invalidSettings() async throws {
         let folder = try ConfigFolder()
         defer { folder.remove() }
-        await #expect(throws: SettingsError.noSharedFolder) {
+        await #expect(throws: SettingsError.noSharedFolder(configurationFile: folder.home + "/.config/syncd/config.json")) {
             _ = try await SyncSettings.resolve(commandLine: Values(), environment: ["HOME": folder.home])
         }
-        #expect(SettingsError.noSharedFolder.description.contains("SYNCD_SHARED"))
+        // (naming the configuration file read: the one --config names replaces the user's)
+        let other = try folder.config(#"{"device": "desk"}"#, name: "other.json")
+        await #expect(throws: SettingsError.noSharedFolder(configurationFile: other)) {
+            _ = try await SyncSettings.resolve(commandLine: Values(config: other), environment: ["HOME": folder.home])
+        }
+        #expect(SettingsError.noSharedFolder(configurationFile: other).description.contains("SYNCD_SHARED"))
+        #expect(SettingsError.noSharedFolder(configurationFile: other).description.contains("\"shared\" in \(other)"))
         await #expect(throws: SettingsError.noStateDirectory) {
             _ = try await SyncSettings.resolve(commandLine: Values(shared: "/s"), environment: [:])
         }

@@ -85,7 +85,7 @@ public final class SyncDevice: Sendable {
                 // No folder to list (opening "" fails): nothing can merge or publish.
                 folder = SharedFolder(unchecked: "")
                 folderProblem =
-                    SettingsError.noSharedFolder.description
+                    SettingsError.noSharedFolder(configurationFile: nil).description
                     + ". What is shown is what the store held after the last merge"
             } else {
                 folder = try SharedFolder(path: settings.sharedFolder)

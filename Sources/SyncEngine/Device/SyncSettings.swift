@@ -84,6 +84,43 @@ public struct SyncSettings: Sendable, Hashable {
     public static func resolve(
         commandLine: CommandLineValues, environment: [String: String], requiresSharedFolder: Bool = true
     ) async throws -> SyncSettings {
+        do {
+            return try await resolveValues(
+                commandLine: commandLine, environment: environment, requiresSharedFolder: requiresSharedFolder)
+        } catch SettingsError.invalidSetting(let key, let value, let rule, nil) {
+            // Where the wrong value came from: the variable, or the file, to look in.
+            let name = String(key.prefix { $0 != " " })
+            let variable = environmentVariable(for: name)
+            let source =
+                if key.hasPrefix("SYNCD_") {
+                    nil as String?  // (named already)
+                } else if environment[variable] != nil {
+                    "from \(variable) in the environment"
+                } else if let file = configurationFile(
+                    explicit: commandLine.config ?? environment["SYNCD_CONFIG"], environment: environment)
+                {
+                    "in \(file.path)"
+                } else {
+                    nil as String?
+                }
+            throw SettingsError.invalidSetting(key: key, value: value, rule: rule, source: source)
+        }
+    }
+
+    /// The `SYNCD_*` variable of configuration key `key`: `massDeletionShare` is
+    /// `SYNCD_MASS_DELETION_SHARE` (as swift-configuration's environment provider names it).
+    static func environmentVariable(for key: String) -> String {
+        var name = "SYNCD_"
+        for character in key {
+            if character.isUppercase { name += "_" }
+            name += character.uppercased()
+        }
+        return name
+    }
+
+    private static func resolveValues(
+        commandLine: CommandLineValues, environment: [String: String], requiresSharedFolder: Bool
+    ) async throws -> SyncSettings {
         var given: [AbsoluteConfigKey: ConfigValue] = [:]
         if let shared = commandLine.shared { given["shared"] = ConfigValue(.string(shared), isSecret: false) }
         if let state = commandLine.state { given["state"] = ConfigValue(.string(state), isSecret: false) }
@@ -103,7 +140,11 @@ public struct SyncSettings: Sendable, Hashable {
         }
         let shared =
             fromFile(try reader.checkedString("shared"), given: commandLine.shared, variable: "SYNCD_SHARED") ?? ""
-        guard !shared.isEmpty || !requiresSharedFolder else { throw SettingsError.noSharedFolder }
+        guard !shared.isEmpty || !requiresSharedFolder else {
+            throw SettingsError.noSharedFolder(
+                configurationFile: configurationFile(
+                    explicit: commandLine.config ?? environment["SYNCD_CONFIG"], environment: environment)?.path)
+        }
         let state =
             fromFile(try reader.checkedString("state"), given: commandLine.state, variable: "SYNCD_STATE")
             ?? defaultStateDirectory(environment: environment)
@@ -295,7 +336,7 @@ public struct SyncSettings: Sendable, Hashable {
 
 extension ConfigReader {
     /// The text at `key`, nil when no source gives any value; throws
-    /// ``SettingsError/invalidSetting(key:value:rule:)`` when a source gives another kind of value
+    /// ``SettingsError/invalidSetting(key:value:rule:source:)`` when a source gives another kind of value
     /// (a wrong type in a configuration file, or in a `SYNCD_*` variable, is said, not ignored).
     public func checkedString(_ key: String) throws -> String? { try checked(key, "text") { string(forKey: $0) } }
 
@@ -341,7 +382,8 @@ extension ConfigReader {
 
 /// A setting that is missing or wrong, with what to do about it.
 public enum SettingsError: Error, Hashable, Sendable, CustomStringConvertible {
-    case noSharedFolder
+    /// No shared folder given; `configurationFile` is the file read (or that would be), if any.
+    case noSharedFolder(configurationFile: String?)
     case noStateDirectory
     case invalidDevice(String, problem: String)
     case unreadableConfiguration(path: String, reason: String)
@@ -350,14 +392,15 @@ public enum SettingsError: Error, Hashable, Sendable, CustomStringConvertible {
     case invalidSchema(String)
     case invalidPartSizes(splitKilobytes: Int, joinKilobytes: Int)
     /// A setting whose value is out of its range (`rule` says the range).
-    case invalidSetting(key: String, value: String, rule: String)
+    /// `source` says where the value came from, when known ("in /etc/syncd/config.json").
+    case invalidSetting(key: String, value: String, rule: String, source: String? = nil)
     /// A command that only reads the store was given a state directory with no store.
     case noStore(stateDirectory: String)
 
     public var description: String {
         switch self {
-        case .noSharedFolder:
-            "no shared folder given: pass --shared DIR, set SYNCD_SHARED, or put \"shared\" in ~/.config/syncd/config.json"
+        case .noSharedFolder(let file):
+            "no shared folder given: pass --shared DIR, set SYNCD_SHARED, or put \"shared\" in \(file ?? "the configuration file (--config FILE, else ~/.config/syncd/config.json)")"
         case .noStateDirectory:
             "no state directory: pass --state DIR, set SYNCD_STATE, or set HOME or XDG_STATE_HOME"
         case .invalidDevice(let text, let problem):
@@ -368,8 +411,8 @@ public enum SettingsError: Error, Hashable, Sendable, CustomStringConvertible {
             sentence + #" (or leave the file out of --schema and "schemas")"#
         case .unreadableSchema(let path, let reason):
             "cannot use the schema file \(path): \(reason); fix it (docs/schemas.md) or leave it out of --schema and \"schemas\""
-        case .invalidSetting(let key, let value, let rule):
-            "the setting \(key) is \(value): it must be \(rule) (docs/syncctl.md and docs/daemon.md list the settings)"
+        case .invalidSetting(let key, let value, let rule, let source):
+            "the setting \(key) is \(value)\(source.map { " (\($0))" } ?? ""): it must be \(rule) (docs/syncctl.md and docs/daemon.md list the settings)"
         case .noStore(let state):
             "no store in \(state): no merge has run with this state directory. Check --state, SYNCD_STATE or the configuration's \"state\"; to start this device there, run syncctl merge"
         case .invalidPartSizes(let split, let join):
