@@ -68,7 +68,7 @@ public struct OutputError: Error, CustomStringConvertible {
 private func exitCode(for error: EngineError) -> ExitCode {
     switch error {
     case .sharedFolderMissing: SyncctlExit.noInput
-    case .stateDirectoryUnusable, .stateInsideShared, .stateDiskFull: SyncctlExit.cannotCreate
+    case .stateDirectoryUnusable, .stateInsideShared, .stateDiskFull, .storeDamaged: SyncctlExit.cannotCreate
     case .stateLocked: SyncctlExit.busy
     case .noDevice, .deviceMismatch: SyncctlExit.configuration
     case .publishFailed: SyncctlExit.ioError

@@ -400,6 +400,34 @@ struct ExitCodeTests {
         #expect(published.records.contains { "\($0)".contains(id) }, "\(published.records)")
     }
 
+    @Test("a store that is not a database, or is damaged, is said to be so and what to do (exit 73), not a permissions problem")
+    func damagedStore() throws {
+        let workspace = try Workspace()
+        defer { workspace.remove() }
+        #expect(try workspace.run(["merge"] + workspace.location()).status == 0)
+        let store = workspace.state() + "/store.sqlite"
+        for damage in ["not a database", "truncated"] {
+            if damage == "truncated" {
+                #expect(try workspace.run(["merge"] + workspace.location(state: workspace.state("other"))).status == 0)
+                try FileManager.default.copyItem(atPath: workspace.state("other") + "/store.sqlite", toPath: store + ".new")
+                #expect(truncate(store + ".new", 8192) == 0)
+                try FileManager.default.removeItem(atPath: store)
+                try FileManager.default.moveItem(atPath: store + ".new", toPath: store)
+            } else {
+                try Data("garbage".utf8).write(to: URL(fileURLWithPath: store))
+            }
+            for path in [store + "-wal", store + "-shm"] { try? FileManager.default.removeItem(atPath: path) }
+            for arguments in [["status"], ["merge"]] {
+                let run = try workspace.run(arguments + workspace.location())
+                #expect(run.status == 73, "\(damage) \(arguments): \(run)")
+                #expect(
+                    run.stderr.contains("the store \(store) is damaged")
+                        && run.stderr.contains("makes a new store from the shared folder")
+                        && !run.stderr.contains("permissions"), "\(damage) \(arguments): \(run)")
+            }
+        }
+    }
+
     @Test(
         "a command that only reads the store, given a state directory with no store (a mistyped --state), exits 78 and leaves nothing there; the first merge says it made a store"
     )

@@ -12,6 +12,8 @@ public enum EngineError: Error, Sendable, CustomStringConvertible {
     case stateDirectoryUnusable(path: String, reason: String)
     /// The disk holding the state directory is full: the store (or the key) could not be written.
     case stateDiskFull(path: String, reason: String)
+    /// The store's file is not a database, or a damaged one.
+    case storeDamaged(path: String, reason: String)
     /// The state directory is inside the shared folder.
     case stateInsideShared(state: String, shared: String)
     /// Another process holds the state directory's lock.
@@ -91,6 +93,8 @@ public enum EngineError: Error, Sendable, CustomStringConvertible {
             "the state directory \(path) cannot be used (\(reason)); check --state and its permissions"
         case .stateDiskFull(let path, let reason):
             "the disk holding the state directory \(path) is full (\(reason)): free some space there and try again. Nothing was saved: the store is as it was before (an edit asked for was not made; syncd tries its merge again by itself)"
+        case .storeDamaged(let path, let reason):
+            "the store \(path) is damaged (\(reason)); nothing was changed. Put back the store of a backup, all of its files (store.sqlite, store.sqlite-wal); or move them aside and run syncctl merge (with --device), which makes a new store from the shared folder: this device's records are in the files it published, and only edits it had not published yet are lost; trust the other devices' keys again then (syncctl trust)"
         case .stateInsideShared(let state, let shared):
             "the state directory \(state) is inside the shared folder \(shared); the store must never be synced: choose another --state"
         case .stateLocked(let path, let holder):

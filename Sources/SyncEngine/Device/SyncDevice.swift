@@ -126,6 +126,8 @@ public final class SyncDevice: Sendable {
             }
         } catch let error as EngineError {
             throw error
+        } catch where SyncStore.failure(error) == .damaged {
+            throw EngineError.storeDamaged(path: storePath, reason: String(describing: error))
         } catch {
             throw EngineError.diskFull(error, stateDirectory: state)
                 ?? EngineError.stateDirectoryUnusable(path: storePath, reason: String(describing: error))
