@@ -67,6 +67,34 @@ extension DaemonTests {
     }
 
     @Test(
+        "the shared folder moved away and back while syncd runs: one alarm that it is gone, one note that it is back (the move back is no second alarm), and it is watched again"
+    )
+    func folderMovedAwayAndBack() throws {
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        let daemon = try Daemon("desk", in: sandbox)
+        defer { daemon.stop() }
+        try daemon.waitUntilReady()
+        // When the folder is moved away, and back once syncd said it is gone
+        #expect(rename(sandbox.shared, sandbox.path("away")) == 0)
+        #expect(eventually(within: 30) { daemon.log.contains("the shared folder is gone") }, "\(daemon.log)")
+        #expect(rename(sandbox.path("away"), sandbox.shared) == 0)
+        #expect(eventually(within: 30) { daemon.log.contains("the shared folder is back") }, "\(daemon.log)")
+        // Then a peer's file arriving after is merged (the folder is watched again)
+        let bytes = Snapshots.file("laptop", records: [(Snapshots.id(1), Snapshots.fields("after the move back"))])
+        try Data(bytes).write(to: URL(fileURLWithPath: sandbox.path("laptop.json.tmp")))
+        #expect(rename(sandbox.path("laptop.json.tmp"), sandbox.shared + "/laptop.json") == 0)
+        let merged = eventually(within: 60) {
+            Snapshots.published(sandbox.read("desk.json"))?.records.map(Snapshots.recordID) == [Snapshots.id(1)]
+        }
+        #expect(merged, "\(daemon.log)")
+        // And the log raised the alarm once
+        #expect(daemon.log.components(separatedBy: "the shared folder is gone").count == 2, "\(daemon.log)")
+        #expect(daemon.log.components(separatedBy: "the shared folder is back").count == 2, "\(daemon.log)")
+        #expect(daemon.stop() == 0, "\(daemon.log)")
+    }
+
+    @Test(
         "the shared folder's symbolic link re-pointed while syncd runs (no inotify event) is followed: the new directory is watched and read"
     )
     func folderLinkRepointed() throws {

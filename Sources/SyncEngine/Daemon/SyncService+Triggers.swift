@@ -25,6 +25,13 @@ extension SyncService {
             case .overflow:
                 logger.warning("the inotify queue overflowed: reading every file again")
                 scheduler.request { $0.rereadAll = true }
+            case .directoryGone(let directory) where directory == folder && isFolderThere(folder):
+                // Gone and back already (moved away and back: the move back is reported as the
+                // folder moving too, after it was seen back), or another directory in its place:
+                // it is there, so it is watched again and read, without an alarm.
+                if !followFolderPathIfMoved(WatchedFolder(folder)) { watcher.rewatch(folder) }
+                logger.debug("the shared folder moved, and is there: watching it again", metadata: ["folder.path": "\(folder)"])
+                scheduler.request { $0.rereadAll = true }
             case .directoryGone(let directory) where directory == folder:
                 logger.error(
                     "the shared folder is gone (deleted, moved or unmounted); nothing is deleted, waiting for it to come back",
