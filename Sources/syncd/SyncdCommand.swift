@@ -87,19 +87,29 @@ struct SyncdCommand: AsyncParsableCommand {
             defer { withExtendedLifetime(lock) {} }
             let device = try SyncDevice(settings: settings, logger: logger, returnsMemoryAfterPasses: true)
             if let problem = device.keyProblem { logger.warning("\(problem)") }
+            let startedMetricsFile = try await daemonSettings.metricsPath(stateDirectory: settings.stateDirectory)
             let service = SyncService(
                 device: device, timings: initial.timings,
                 notify: NotifySocket(environment: ProcessInfo.processInfo.environment),
                 logger: logger,
-                metricsFile: try await daemonSettings.metricsPath(stateDirectory: settings.stateDirectory),
-                reload: {
+                metricsFile: startedMetricsFile,
+                reload: { [started = settings] in
                     // All or nothing: a bad schema file or setting keeps every current one.
                     let settings = try await SyncSettings.resolve(
                         commandLine: commandLine, environment: ProcessInfo.processInfo.environment)
                     let schemas = try SyncDevice.loadSchemas(settings.schemaFiles)
                     let reloaded = try await daemonSettings.timingsAndLevel()
+                    let metricsFile = try await daemonSettings.metricsPath(stateDirectory: settings.stateDirectory)
                     device.replaceSchemas(schemas)
                     levels.current = reloaded.level ?? levels.current
+                    // What a reload does not change is said, not ignored without a word.
+                    var kept = settings.changesTakenAtStart(since: started, running: device.device)
+                    if metricsFile != startedMetricsFile { kept.append("metricsFile") }
+                    if !kept.isEmpty {
+                        logger.warning(
+                            "the configuration changes \(kept.joined(separator: ", ")), which syncd takes only when it starts: it keeps what it started with until then (sudo systemctl restart syncd)"
+                        )
+                    }
                     return reloaded.timings
                 })
             let group = ServiceGroup(

@@ -62,6 +62,29 @@ extension DaemonTests {
         #expect(!quiet.log.contains("merge pass done"), "\(quiet.log)")
     }
 
+    @Test("SIGHUP with a changed setting that applies only at start (the largest file, the part sizes) says so and keeps what syncd started with; the timings apply")
+    func reloadSaysWhatWaitsForARestart() throws {
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        let config = sandbox.path("config.json")
+        try Data(#"{"rescanIntervalSeconds": 3600}"#.utf8).write(to: URL(fileURLWithPath: config))
+        let daemon = try Daemon("desk", in: sandbox, extra: ["--config", config])
+        defer { daemon.stop() }
+        try daemon.waitUntilReady()
+        // When the file changes a timing and two settings a reload does not apply, and syncd gets SIGHUP
+        try Data(#"{"rescanIntervalSeconds": 60, "maxFileSize": 5000000, "partSplitKilobytes": 4096}"#.utf8)
+            .write(to: URL(fileURLWithPath: config))
+        daemon.launched.signal(SIGHUP)
+        // Then it says which wait for a restart, and re-reads the rest
+        #expect(eventually(within: 10) { daemon.log.contains("configuration re-read") }, "\(daemon.log)")
+        #expect(
+            daemon.log.contains("the configuration changes maxFileSize, the part sizes")
+                && daemon.log.contains("takes only when it starts"), "\(daemon.log)")
+        let warning = daemon.log.split(separator: "\n").first { $0.contains("the configuration changes") } ?? ""
+        #expect(!warning.contains("shared") && !warning.contains("device") && !warning.contains("state,"), "\(warning)")
+        #expect(daemon.stop() == 0, "\(daemon.log)")
+    }
+
     @Test("an interval of 0 from the configuration stops syncd at start with exit 78, naming the setting, and is refused on SIGHUP, the running settings kept")
     func zeroIntervalRefused() throws {
         let sandbox = try Sandbox()

@@ -216,6 +216,19 @@ public struct SyncSettings: Sendable, Hashable {
         return settings
     }
 
+    /// The settings that differ from `started`'s which only a new start of syncd applies (a
+    /// reload applies the timings, the log level and the schema files), named for its log.
+    public func changesTakenAtStart(since started: SyncSettings, running: SnapshotFormat.DeviceID) -> [String] {
+        var changed: [String] = []
+        if sharedFolder != started.sharedFolder { changed.append("shared") }
+        if stateDirectory != started.stateDirectory { changed.append("state") }
+        if let given = device, given != running { changed.append("device") }
+        if maxFileSize != started.maxFileSize { changed.append("maxFileSize") }
+        if safety != started.safety { changed.append("the safety settings (clockSkewMarginSeconds, massDeletion…)") }
+        if partPolicy != started.partPolicy { changed.append("the part sizes (partSplitKilobytes, partJoinKilobytes)") }
+        return changed
+    }
+
     /// The directory holding the file at `path`.
     private static func directory(of path: String) -> String {
         guard let slash = path.lastIndex(of: "/") else { return "." }
