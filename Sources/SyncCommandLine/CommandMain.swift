@@ -7,6 +7,12 @@ extension AsyncParsableCommand {
     /// answered with the command it most likely meant.
     public static func mainWithTunedAllocator() async {
         MemoryAllocator.tune()
+        // `help WORD` of a word that names no command is the same mistake as `WORD` alone (the
+        // library's help would print the overview, and exit 0).
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        if arguments.first == "help", let mistake = unknownCommand(in: Array(arguments.dropFirst())) {
+            exit(withError: mistake)
+        }
         var command: any ParsableCommand
         do {
             command = try parseAsRoot()

@@ -39,8 +39,14 @@ public struct GlobalOptions: ParsableArguments {
     /// - Parameter creating: whether a state directory with no store yet gets one (`syncctl key`
     ///   makes a device's key before its folder is set up); otherwise that is refused, so that a
     ///   mistyped `--state` does not show an empty store, nor leave one behind.
-    public func openDeviceForReading(creating: Bool = false) async throws -> SyncDevice {
-        try await location.openDevice(device: device, needsFolder: false, needsStore: !creating)
+    ///
+    /// - Parameter notingFolderProblem: false for a command that shows no merged data (`key`) or
+    ///   says what is wrong with the folder itself (`status`): no note on standard error then.
+    public func openDeviceForReading(creating: Bool = false, notingFolderProblem: Bool = true) async throws
+        -> SyncDevice
+    {
+        try await location.openDevice(
+            device: device, needsFolder: false, needsStore: !creating, notingFolderProblem: notingFolderProblem)
     }
 
     /// The settings as the options, environment and configuration files give them.
@@ -119,9 +125,9 @@ public struct LocationOptions: ParsableArguments {
     ///
     /// - Parameter needsFolder: false for a command that only reads the store (see
     ///   ``GlobalOptions/openDeviceForReading()``).
-    public func openDevice(device: String?, needsFolder: Bool = true, needsStore: Bool = false) async throws
-        -> SyncDevice
-    {
+    public func openDevice(
+        device: String?, needsFolder: Bool = true, needsStore: Bool = false, notingFolderProblem: Bool = true
+    ) async throws -> SyncDevice {
         let settings = try await settings(device: device, requiresSharedFolder: needsFolder)
         let storePath = settings.stateDirectory + "/" + SyncDevice.storeFileName
         let isNew = !FileManager.default.fileExists(atPath: storePath)
@@ -139,7 +145,7 @@ public struct LocationOptions: ParsableArguments {
                 "note: made a new store for device \(device.device) in \(settings.stateDirectory) (its key's fingerprint: \(device.key.publicKey.fingerprint))"
             )
         }
-        if let problem = device.folderProblem { printError("note: \(problem)") }
+        if notingFolderProblem, let problem = device.folderProblem { printError("note: \(problem)") }
         if let problem = device.keyProblem { printError("warning: \(problem)") }
         ProgressLine.start(for: device)
         return device

@@ -48,11 +48,16 @@ extension SyncctlCommand {
         static let configuration = CommandConfiguration(
             commandName: "get",
             abstract: "Print one record, with its conflicts, as JSON.",
-            discussion:
-                "Prints the record exactly as this device would publish it: its normal form, plus conflicts if any.")
+            discussion: """
+                Prints the record exactly as this device would publish it: its normal form, plus conflicts if any.
+
+                Example:
+                  syncctl get 3F2504E0-4F89-41D3-9A0C-0305E82C3301 > record.json
+                """)
 
         @OptionGroup var global: GlobalOptions
-        @OptionGroup var output: OutputOptions
+        @Flag(name: .customLong("json"), help: "Accepted for uniformity: get always prints JSON.")
+        var json = false
         @Argument(help: "The record's id (a UUID, any case).") var id: RecordID
 
         func run() async throws {

@@ -8,8 +8,8 @@ extension SyncctlCommand {
             commandName: "status",
             abstract: "Show this device, its folder and store, record counts and every source.",
             discussion: """
-                Reads only the store (no file in the shared folder is opened): what the last merge \
-                saw. It works while the shared folder is missing (an unmounted drive) or not given at all, and says so. Warnings point at what needs a person, such as another device using this \
+                Reads the store (no file in the shared folder is opened): what the last merge \
+                saw, and whether this device's own files are still in the folder. It works while the shared folder is missing (an unmounted drive) or not given at all, and says so. Warnings point at what needs a person, such as another device using this \
                 device's ID or a peer whose generation went backwards.
                 """)
 
@@ -18,7 +18,7 @@ extension SyncctlCommand {
 
         func run() async throws {
             try await reportingFailures {
-                let status = try await global.openDeviceForReading().status()
+                let status = try await global.openDeviceForReading(notingFolderProblem: false).status()
                 if output.json { return try printJSON(status) }
                 print("Device:         \(status.device)")
                 print("Shared folder:  \(status.sharedFolder.isEmpty ? "(none given)" : status.sharedFolder)")
@@ -40,12 +40,15 @@ extension SyncctlCommand {
                                 + (entry.isThisDevice ? "  (this device)" : ""))
                     }
                 }
-                print("Sources:")
+                print(status.sources.isEmpty ? "Sources:        none yet (no merge has read the folder)" : "Sources:")
+                // Columns as wide as their longest value (a sync tool's copy has a long name).
+                let nameWidth = min(status.sources.map(\.name.count).max() ?? 0, 64)
+                let deviceWidth = min(max(status.sources.compactMap(\.device?.count).max() ?? 0, 6), 64)
                 for source in status.sources {
-                    var line = "  " + padded(source.name, 32) + " " + padded(source.device ?? "?", 16)
-                    line += padded(source.role ?? "-", 5)
-                    line += source.generation.map { " generation \($0)" } ?? ""
-                    line += source.lastMerged.map { ", merged \($0)" } ?? ", never merged"
+                    var line = "  " + padded(source.name, nameWidth) + "  " + padded(source.device ?? "?", deviceWidth)
+                    line += "  " + padded(source.role ?? "-", 4) + "  "
+                    line += [source.generation.map { "generation \($0)" }, source.lastMerged.map { "merged \($0)" } ?? "never merged"]
+                        .compactMap { $0 }.joined(separator: ", ")
                     if !source.present { line += " (no longer in the folder)" }
                     print(line)
                     if let problem = source.lastProblem { print("      problem: \(problem)") }

@@ -35,7 +35,9 @@ extension SyncctlCommand {
 
         func run() async throws {
             try await reportingFailures {
-                let device = try await rotate ? global.openDevice() : global.openDeviceForReading(creating: true)
+                let device =
+                    try await rotate
+                    ? global.openDevice() : global.openDeviceForReading(creating: true, notingFolderProblem: false)
                 var printed: Printed
                 if rotate {
                     let (key, report) = try device.rotateKey()
