@@ -103,10 +103,17 @@ func printMergeSummary(_ report: MergeReport, device: SyncDevice) {
             records: report.sources[index].records, generation: report.sources[index].generation)
     }
     func count(_ status: SourceOutcome.Status) -> Int { counts[status] ?? 0 }
+    // Unchanged files whose problem stands (not merged before, not read again): they make the exit 3 too.
+    let standing = report.sources.indices.count {
+        report.sources[$0].status == .unchanged && report.sources[$0].reason != nil
+    }
     print("Merged \(device.folder.path) as device \(device.device)")
     print(
-        "Sources: \(count(.merged)) read, \(count(.unchanged)) unchanged, \(count(.skipped)) skipped, "
-            + "\(count(.rejected)) rejected, \(count(.ignored) + report.ignoredNames.count) ignored")
+        "Sources: \(count(.merged)) read, \(count(.unchanged)) unchanged"
+            + (standing > 0 ? " (\(standing) with a problem that stands)" : "")
+            + ", \(count(.skipped)) skipped, \(count(.rejected)) rejected, "
+            + (count(.heldBack) > 0 ? "\(count(.heldBack)) held back, " : "")
+            + "\(count(.ignored) + report.ignoredNames.count) ignored")
     let condensed = plainMerges.values.reduce(0) { $0 + $1.files } > 20
     if condensed {
         for (device, files) in plainMerges.sorted(by: { $0.key < $1.key }) {

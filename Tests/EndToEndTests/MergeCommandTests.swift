@@ -42,6 +42,9 @@ struct MergeCommandTests {
             #expect(run.stdout.contains("rejected record") && run.stdout.contains("(id \(id))"), "\(id) is not reported")
         }
         #expect(run.stdout.contains("Published"))
+        // And merged again (nothing read), it still exits 3, and its summary says why
+        let again = try workspace.run(["merge"] + workspace.location())
+        #expect(again.status == 3 && again.stdout.contains("(1 with a problem that stands)"), "\(again)")
         // And --json lists every rejection, 24 of them
         let json = try workspace.run(["merge", "--json"] + workspace.location())
         #expect(json.status == 3)
