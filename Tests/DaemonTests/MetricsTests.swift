@@ -75,4 +75,26 @@ extension DaemonTests {
         // And no temporary file is left beside it
         #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.path("textfile")) == ["syncd.prom"])
     }
+
+    @Test(
+        "a metrics path that names a directory is warned about and leaves no temporary file beside it; an empty one is refused at start (78), not taken for off"
+    )
+    func metricsPathMistakes() throws {
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        let directory = sandbox.path("textfile")
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let daemon = try Daemon("desk", in: sandbox, extra: ["--metrics-file", directory])
+        defer { daemon.stop() }
+        try daemon.waitUntilReady()
+        #expect(eventually(within: 10) { daemon.log.contains("cannot write the metrics file") }, "\(daemon.log)")
+        #expect(daemon.stop() == 0, "\(daemon.log)")
+        let beside = try FileManager.default.contentsOfDirectory(atPath: sandbox.root).filter { $0.hasSuffix(".tmp") }
+        #expect(beside.isEmpty, "\(beside)")
+
+        let empty = try Daemon("desk", in: sandbox, extra: ["--metrics-file", ""])
+        defer { empty.stop() }
+        #expect(empty.launched.exitStatus(within: 30) == 78, "\(empty.log)")
+        #expect(empty.log.contains("metricsFile (--metrics-file) is empty"), "\(empty.log)")
+    }
 }

@@ -136,7 +136,13 @@ final class DaemonMetrics: Sendable {
             try? SystemCalls.remove(temporary)
             throw error
         }
-        try SystemCalls.rename(temporary, to: path)
+        do throws(SystemCallError) {
+            try SystemCalls.rename(temporary, to: path)
+        } catch {
+            // (A directory at the path, say: no temporary file is left beside it.)
+            try? SystemCalls.remove(temporary)
+            throw error
+        }
     }
 }
 

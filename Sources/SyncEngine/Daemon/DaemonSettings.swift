@@ -51,7 +51,12 @@ public struct DaemonSettings: Sendable {
 
     private func metricsPath(stateDirectory: String, from reader: ConfigReader) throws -> String? {
         let path = try metricsFile ?? reader.checkedString("metricsFile") ?? stateDirectory + "/metrics.prom"
-        return path == "off" || path.isEmpty ? nil : path
+        // Empty is a mistake (an unset variable in a unit), not a quiet "off".
+        guard !path.isEmpty else {
+            throw SettingsError.invalidSetting(
+                key: "metricsFile (--metrics-file)", value: "empty", rule: "a file's path, or off for no metrics")
+        }
+        return path == "off" ? nil : path
     }
 
     /// Timings and log level by the usual precedence: options, `SYNCD_*`, configuration files, defaults.
