@@ -100,6 +100,13 @@ public struct LocationOptions: ParsableArguments {
     public init() {}
 
     public func validate() throws {
+        // An empty path (an unset shell variable) is a mistake to say, not "not given".
+        for (option, value) in [("--shared", shared), ("--state", state), ("--config", config)] where value == "" {
+            throw ValidationError("\(option) is empty: give a path, or leave the option out for the default")
+        }
+        for file in schemaFiles where file.isEmpty {
+            throw ValidationError("--schema is empty: give a schema file's path")
+        }
         if let maxFileSize, maxFileSize < 1 {
             throw ValidationError("--max-file-size must be 1 or more (bytes); 0 would refuse every file")
         }

@@ -147,6 +147,11 @@ struct ExitCodeTests {
         ] {
             #expect(try workspace.run(arguments + location, stdin: "{}").status == 64, "\(arguments)")
         }
+        // An empty path (an unset shell variable) is a usage error naming the option, not "not given"
+        for option in ["--shared", "--state", "--config", "--schema"] {
+            let run = try workspace.run(["merge"] + location + [option, ""])
+            #expect(run.status == 64 && run.stderr.contains("\(option) is empty"), "\(option): \(run)")
+        }
     }
 
     @Test("an unknown record exits 4 for get, delete and resolve")
