@@ -38,6 +38,13 @@ public struct DeviceID: Hashable, Comparable, Sendable, CustomStringConvertible,
         return nil
     }
 
+    /// ``validationProblem(_:)`` with the rule it breaks, for a person who typed the ID: "has
+    /// 'B': device IDs use only a-z 0-9 . _ - (lower case)", "is empty: a device ID is 1 to 64 …".
+    public static func problemWithRule(_ text: String) -> String? {
+        guard let problem = validationProblem(text) else { return nil }
+        return problem.contains("a-z") ? problem : problem + ": a device ID is 1 to 64 of a-z 0-9 . _ -, starting with a letter or digit"
+    }
+
     /// The ID itself.
     public var description: String { rawValue }
 

@@ -20,10 +20,8 @@ public struct GlobalOptions: ParsableArguments {
     /// A device ID given on the command line is checked as it is parsed (exit 64 with the usage);
     /// one from the configuration or the environment is a setting (exit 78).
     public func validate() throws {
-        if let device, let problem = DeviceID.validationProblem(device) {
-            throw ValidationError(
-                "--device \"\(device)\" \(problem); a device ID is 1 to 64 of a-z 0-9 . _ -, starting with a letter or digit"
-            )
+        if let device, let problem = DeviceID.problemWithRule(device) {
+            throw ValidationError("--device \"\(device)\" \(problem)")
         }
     }
 

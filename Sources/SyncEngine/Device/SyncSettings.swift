@@ -157,7 +157,7 @@ public struct SyncSettings: Sendable, Hashable {
         if let text = try reader.checkedString("device") {
             guard let id = SnapshotFormat.DeviceID(text) else {
                 throw SettingsError.invalidDevice(
-                    text, problem: SnapshotFormat.DeviceID.validationProblem(text) ?? "is not valid")
+                    text, problem: SnapshotFormat.DeviceID.problemWithRule(text) ?? "is not valid")
             }
             device = id
         }
@@ -417,7 +417,7 @@ public enum SettingsError: Error, Hashable, Sendable, CustomStringConvertible {
         case .noStateDirectory:
             "no state directory: pass --state DIR, set SYNCD_STATE, or set HOME or XDG_STATE_HOME"
         case .invalidDevice(let text, let problem):
-            "the device ID \"\(text)\" \(problem); a device ID is 1 to 64 of a-z 0-9 . _ -, starting with a letter or digit"
+            "the device ID \"\(text)\" \(problem)"
         case .unreadableConfiguration(let path, let reason):
             "cannot read the configuration file \(path): \(reason)"
         case .invalidSchema(let sentence):
