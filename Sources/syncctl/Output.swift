@@ -83,7 +83,9 @@ func readJSONObject(from path: String?, what: String) throws -> JSONObject {
     let data: Data
     if let path, path != "-" {
         guard let contents = FileManager.default.contents(atPath: path) else {
-            throw UsageProblem(message: "cannot read \(what) from \(path): no such readable file")
+            // Input that is not there (66), not input that is unusable (65).
+            printError("cannot read \(what) from \(path): no such readable file")
+            throw SyncctlExit.noInput
         }
         data = contents
     } else {
@@ -93,7 +95,8 @@ func readJSONObject(from path: String?, what: String) throws -> JSONObject {
     do {
         value = try StrictJSON.parse([UInt8](data))
     } catch {
-        throw UsageProblem(message: "\(what) from \(path ?? "standard input") is not valid JSON: \(error)")
+        let source = path.map { $0 == "-" ? "standard input" : $0 } ?? "standard input"
+        throw UsageProblem(message: "\(what) from \(source): not valid JSON (\(error))")
     }
     guard case .object(let object) = value else {
         throw UsageProblem(

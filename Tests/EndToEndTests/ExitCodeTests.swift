@@ -147,6 +147,9 @@ struct ExitCodeTests {
         ] {
             #expect(try workspace.run(arguments + location, stdin: "{}").status == 64, "\(arguments)")
         }
+        // A file of fields that is not there is missing input (66), not unusable data
+        let noFile = try workspace.run(["put", "--type", "Note", workspace.path("nofile.json")] + location)
+        #expect(noFile.status == 66 && noFile.stderr.contains("no such readable file"), "\(noFile)")
         // An empty path (an unset shell variable) is a usage error naming the option, not "not given"
         for option in ["--shared", "--state", "--config", "--schema"] {
             let run = try workspace.run(["merge"] + location + [option, ""])
