@@ -9,15 +9,15 @@ extension AsyncParsableCommand {
         MemoryAllocator.tune()
         // `help WORD` of a word that names no command is the same mistake as `WORD` alone (the
         // library's help would print the overview, and exit 0).
-        let arguments = Array(CommandLine.arguments.dropFirst())
+        let arguments = commandFirst(Array(CommandLine.arguments.dropFirst()))
         if arguments.first == "help", let mistake = unknownCommand(in: Array(arguments.dropFirst())) {
             exit(withError: mistake)
         }
         var command: any ParsableCommand
         do {
-            command = try parseAsRoot()
+            command = try parseAsRoot(arguments)
         } catch {
-            exit(withError: unknownCommand(in: Array(CommandLine.arguments.dropFirst())) ?? error)
+            exit(withError: unknownCommand(in: arguments) ?? error)
         }
         do {
             if var command = command as? AsyncParsableCommand {
@@ -28,6 +28,24 @@ extension AsyncParsableCommand {
         } catch {
             exit(withError: error)
         }
+    }
+
+    /// `arguments` with the subcommand first when the options every subcommand takes come before
+    /// it (`syncctl --state /var/lib/syncd conflicts`, as git takes `git -C DIR status`): the
+    /// library reads a subcommand's options only after its name. Options that take a value skip
+    /// it, so a value that happens to be a command's name (`--device merge status`) stays a value.
+    static func commandFirst(_ arguments: [String]) -> [String] {
+        let names = Set(configuration.subcommands.map { $0._commandName })
+        guard !names.isEmpty else { return arguments }
+        var index = 0
+        while index < arguments.count, arguments[index].hasPrefix("-"), arguments[index] != "--" {
+            let option = arguments[index]
+            index += GlobalOptions.optionsTakingAValue.contains(option) ? 2 : 1
+        }
+        guard index > 0, index < arguments.count, names.contains(arguments[index]) else { return arguments }
+        var reordered = arguments
+        let command = reordered.remove(at: index)
+        return [command] + reordered
     }
 
     /// When `arguments` start with a word that is none of this command's subcommands: the error

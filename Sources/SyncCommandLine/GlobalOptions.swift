@@ -17,6 +17,12 @@ public struct GlobalOptions: ParsableArguments {
 
     public init() {}
 
+    /// The options of every command that take a value: given before a subcommand's name, they
+    /// are moved after it with their values (``commandFirst``, in CommandMain.swift).
+    static let optionsTakingAValue: Set<String> = [
+        "--shared", "--state", "--config", "--max-file-size", "--schema", "--log-level", "--device", "--this-device",
+    ]
+
     /// A device ID given on the command line is checked as it is parsed (exit 64 with the usage);
     /// one from the configuration or the environment is a setting (exit 78).
     public func validate() throws {

@@ -13,6 +13,10 @@ extension SyncctlCommand {
                 Every reader sees the current version (0); the others (1, 2, ...) are kept until \
                 someone resolves them with syncctl resolve. Conflicts whose content equals the \
                 current version (two devices made the same change) need no work and are not shown.
+
+                Example:
+                  syncctl conflicts        then, as its hint says:
+                  syncctl resolve ID --seen RECORD-TAG --take VERSION-TAG
                 """)
 
         @OptionGroup var global: GlobalOptions

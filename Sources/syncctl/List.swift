@@ -8,9 +8,14 @@ extension SyncctlCommand {
         static let configuration = CommandConfiguration(
             commandName: "list",
             abstract: "List the merged records, one line each.",
-            discussion:
-                "Shows id, type, when and by whom the current version was made, and a mark for conflicts. Does not read the shared folder: run syncctl merge first for the latest."
-        )
+            discussion: """
+                Shows id, type, when and by whom the current version was made, and a mark for \
+                conflicts. Does not read the shared folder: run syncctl merge first for the latest.
+
+                Examples:
+                  syncctl list --type ShoppingItem
+                  syncctl list --deleted --json | jq length
+                """)
 
         @OptionGroup var global: GlobalOptions
         @OptionGroup var output: OutputOptions

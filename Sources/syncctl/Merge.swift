@@ -27,6 +27,11 @@ extension SyncctlCommand {
 
                 Exit status: 0 when everything merged; 3 when everything valid merged but some file \
                 or record was skipped or rejected; see docs/syncctl.md for the others.
+
+                Examples:
+                  syncctl merge --shared ~/Sync/lists --device laptop    (the first time)
+                  syncctl merge --json | jq '.sources[] | select(.reason)'
+                  syncctl merge --accept-deletions phone                 (a held-back deletion)
                 """)
 
         @OptionGroup var global: GlobalOptions

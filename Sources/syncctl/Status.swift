@@ -11,6 +11,9 @@ extension SyncctlCommand {
                 Reads the store (no file in the shared folder is opened): what the last merge \
                 saw, and whether this device's own files are still in the folder. It works while the shared folder is missing (an unmounted drive) or not given at all, and says so. Warnings point at what needs a person, such as another device using this \
                 device's ID or a peer whose generation went backwards.
+
+                Example (the store of the system's syncd.service):
+                  sudo -u syncd syncctl status --config /etc/syncd/config.json --state /var/lib/syncd
                 """)
 
         @OptionGroup var global: GlobalOptions

@@ -21,7 +21,7 @@ struct SyncctlCommand: AsyncParsableCommand {
             SYNCD_CONFIG, SYNCD_MAX_FILE_SIZE; the --config file, else $XDG_CONFIG_HOME/syncd/config.json \
             (or ~/.config/syncd/config.json) ({"shared": ..., "state": ..., "device": ...}). The system \
             syncd.service's /etc/syncd/config.json is read only by --config: \
-            sudo -u syncd syncctl --config /etc/syncd/config.json --state /var/lib/syncd conflicts.
+            sudo -u syncd syncctl conflicts --config /etc/syncd/config.json --state /var/lib/syncd.
 
             Start with:  syncctl merge --shared ~/Sync/lists --device laptop
             """,

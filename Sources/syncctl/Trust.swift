@@ -20,6 +20,10 @@ extension SyncctlCommand {
                 --rotate makes a new key pair (the old private key is kept as signing.key.old) and \
                 publishes every file of this device again, signed with it. Devices that trust this \
                 one reject its files until they trust the new key: see docs/trust.md, "Rolling a key".
+
+                Example (the key of the laptop, trusted on the desktop):
+                  laptop$  syncctl key
+                  desktop$ syncctl trust laptop ed25519:...
                 """)
 
         @OptionGroup var global: GlobalOptions
@@ -311,6 +315,9 @@ extension SyncctlCommand {
 
                 To stop checking signatures altogether (every file merges again, signed or not), \
                 untrust every other device, then this device itself.
+
+                Example:
+                  syncctl untrust old-phone
                 """)
 
         @OptionGroup var global: GlobalOptions

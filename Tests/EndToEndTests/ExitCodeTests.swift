@@ -66,6 +66,22 @@ struct ExitCodeTests {
     }
 
     @Test(
+        "the options every command takes may come before the command's name (syncctl --state DIR conflicts, as the docs for the system's store write it); a value that is a command's name stays a value"
+    )
+    func optionsBeforeTheCommand() throws {
+        let workspace = try Workspace()
+        defer { workspace.remove() }
+        #expect(try workspace.run(["merge"] + workspace.location()).status == 0)
+        let status = try workspace.run(workspace.location() + ["status", "--json"])
+        #expect(status.status == 0 && status.stdout.contains("\"device\" : \"desk\""), "\(status)")
+        // --state's value "merge" is a directory, not the command: status then finds no store there
+        let valueNamedMerge = try workspace.run(["--state", "merge", "status"])
+        #expect(valueNamedMerge.status == 78 && valueNamedMerge.stderr.contains("no store in merge"), "\(valueNamedMerge)")
+        let unknown = try workspace.run(["--state", workspace.state(), "mrege"])
+        #expect(unknown.status == 64, "\(unknown)")
+    }
+
+    @Test(
         "syncctl --version and syncd --version print the release debian/changelog names first and the formats read, and exit 0"
     )
     func version() throws {
