@@ -89,6 +89,10 @@ func readJSONObject(from path: String?, what: String) throws -> JSONObject {
         }
         data = contents
     } else {
+        // A person at a terminal would otherwise wait on a silent command.
+        if isatty(STDIN_FILENO) == 1 {
+            printError("reading \(what) as a JSON object from standard input; end with Ctrl-D")
+        }
         data = FileHandle.standardInput.readDataToEndOfFile()
     }
     let value: JSONValue

@@ -17,10 +17,11 @@ extension SyncctlCommand {
                 so the edit builds on everything other devices published. Putting the content the \
                 record already holds (and it has no conflict) makes no version, and says so.
 
-                Examples:
-                  echo '{"name": "Bananas", "amount": "6"}' | syncctl put --type ShoppingItem
-                  syncctl put --type ShoppingItem --id 3F2504E0-4F89-41D3-9A0C-0305E82C3301 item.json
                 Prints the record's id.
+
+                Examples (ID is a record's id, as syncctl list shows it):
+                  echo '{"name": "Bananas", "amount": "6"}' | syncctl put --type ShoppingItem
+                  syncctl put --type ShoppingItem --id ID item.json
                 """)
 
         @OptionGroup var global: GlobalOptions

@@ -29,11 +29,11 @@ extension SyncctlCommand {
                 at any time: give --seen, as the hint of syncctl conflicts does. What was kept and \
                 what was superseded is noted on standard error.
 
-                Examples:
-                  syncctl resolve 3F2504E0-4F89-41D3-9A0C-0305E82C3301 --seen 1a2b3c4d --take 9f8e7d6c
-                  syncctl resolve 3F2504E0-4F89-41D3-9A0C-0305E82C3301 --from phone
-                  syncctl get 3F2504E0-4F89-41D3-9A0C-0305E82C3301 | jq .fields > fields.json
-                  (edit fields.json) syncctl resolve 3F2504E0-4F89-41D3-9A0C-0305E82C3301 --fields fields.json
+                Examples (ID is the record's id, as syncctl conflicts shows it):
+                  syncctl resolve ID --seen 1a2b3c4d --take 9f8e7d6c
+                  syncctl resolve ID --from phone
+                  syncctl get ID | jq .fields > fields.json    (then edit fields.json)
+                  syncctl resolve ID --fields fields.json
 
                 As in every subcommand, --device is this device's ID (needed only if the store \
                 does not know it yet); the new version is made by this device.

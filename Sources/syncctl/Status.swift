@@ -13,7 +13,8 @@ extension SyncctlCommand {
                 device's ID or a peer whose generation went backwards.
 
                 Example (the store of the system's syncd.service):
-                  sudo -u syncd syncctl status --config /etc/syncd/config.json --state /var/lib/syncd
+                  sudo -u syncd syncctl status --state /var/lib/syncd \\
+                      --config /etc/syncd/config.json
                 """)
 
         @OptionGroup var global: GlobalOptions
