@@ -475,6 +475,13 @@ struct ExitCodeTests {
             #expect(!FileManager.default.fileExists(atPath: typo + "/store.sqlite"), "\(arguments)")
             #expect(!FileManager.default.fileExists(atPath: typo + "/signing.key"), "\(arguments)")
         }
+        // A regular file given as the state directory is said to be one, by every command
+        let file = workspace.path("afile")
+        try Data("x".utf8).write(to: URL(fileURLWithPath: file))
+        for arguments in [["status"], ["merge"]] {
+            let run = try workspace.run(arguments + workspace.location(state: file))
+            #expect(run.status == 73 && run.stderr.contains("it is not a directory"), "\(arguments): \(run)")
+        }
         let merge = try workspace.run(["merge"] + workspace.location())
         #expect(merge.status == 0 && merge.stderr.contains("made a new store for device desk"), "\(merge)")
         #expect(try workspace.run(["list"] + workspace.location()).status == 0)
