@@ -51,8 +51,10 @@ extension SyncctlCommand {
                 for source in status.sources {
                     var line = "  " + padded(source.name, nameWidth) + "  " + padded(source.device ?? "?", deviceWidth)
                     line += "  " + padded(source.role ?? "-", 4) + "  "
-                    line += [source.generation.map { "generation \($0)" }, source.lastMerged.map { "merged \($0)" } ?? "never merged"]
-                        .compactMap { $0 }.joined(separator: ", ")
+                    let merged =
+                        source.problemKind == "held_back"
+                        ? "held back" : source.lastMerged.map { "merged \($0)" } ?? "never merged"
+                    line += [source.generation.map { "generation \($0)" }, merged].compactMap { $0 }.joined(separator: ", ")
                     if !source.present { line += " (no longer in the folder)" }
                     print(line)
                     if let problem = source.lastProblem { print("      problem: \(problem)") }
