@@ -62,7 +62,7 @@ extension DaemonTests {
         #expect(!quiet.log.contains("merge pass done"), "\(quiet.log)")
     }
 
-    @Test("SIGHUP with a changed setting that applies only at start (the largest file, the part sizes) says so and keeps what syncd started with; the timings apply")
+    @Test("SIGHUP with a changed setting that applies only at start (the largest file, the part sizes) says so and keeps what syncd started with")
     func reloadSaysWhatWaitsForARestart() throws {
         let sandbox = try Sandbox()
         defer { sandbox.remove() }
