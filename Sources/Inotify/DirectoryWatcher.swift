@@ -21,6 +21,9 @@ public final class DirectoryWatcher: Sendable {
         case overflow
         /// A watched directory was deleted, moved or unmounted: its watch is gone.
         case directoryGone(String)
+        /// A directory could not be watched again (``rewatch(_:)``) although it is there: its
+        /// permissions, or the system's limit on watches (`reason` says which).
+        case watchFailed(String, reason: String)
     }
 
     /// What happened to an entry: whether its writer may still be at it.
@@ -111,7 +114,11 @@ public final class DirectoryWatcher: Sendable {
                 do {
                     try Self.watch(directory)
                 } catch {
-                    continuation.yield(.directoryGone(directory))
+                    if case .watch(_, let code) = error, code == ENOENT || code == ENOTDIR {
+                        continuation.yield(.directoryGone(directory))
+                    } else {
+                        continuation.yield(.watchFailed(directory, reason: error.description))
+                    }
                 }
             }
             // Whole seconds; 0 blocks until an event (the wake file's write is one).

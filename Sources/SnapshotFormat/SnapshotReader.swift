@@ -25,7 +25,8 @@ public enum SnapshotReader {
     public static func cannotBeJSON(opening: [UInt8]) -> Bool {
         var position = opening.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0
         while position < opening.count, [0x20, 0x09, 0x0A, 0x0D].contains(opening[position]) { position += 1 }
-        guard position < opening.count else { return false }
+        // (Too near the end to tell a character that continues past it: the whole file decides.)
+        guard position < opening.count - 4 else { return false }
         // {, [, ", -, 0-9, and the first letters of true, false and null.
         let starts: Set<UInt8> = Set(Array("{[\"-0123456789tfn".utf8))
         return !starts.contains(opening[position])

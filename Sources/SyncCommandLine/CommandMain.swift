@@ -35,14 +35,15 @@ extension AsyncParsableCommand {
     /// library reads a subcommand's options only after its name. Options that take a value skip
     /// it, so a value that happens to be a command's name (`--device merge status`) stays a value.
     static func commandFirst(_ arguments: [String]) -> [String] {
-        let names = Set(configuration.subcommands.map { $0._commandName })
-        guard !names.isEmpty else { return arguments }
+        guard !configuration.subcommands.isEmpty else { return arguments }
         var index = 0
         while index < arguments.count, arguments[index].hasPrefix("-"), arguments[index] != "--" {
             let option = arguments[index]
             index += GlobalOptions.optionsTakingAValue.contains(option) ? 2 : 1
         }
-        guard index > 0, index < arguments.count, names.contains(arguments[index]) else { return arguments }
+        // (A word that names no command goes first too: it is then said to be unknown, with the
+        // command it most likely meant, as when it comes first.)
+        guard index > 0, index < arguments.count, arguments[index] != "--" else { return arguments }
         var reordered = arguments
         let command = reordered.remove(at: index)
         return [command] + reordered

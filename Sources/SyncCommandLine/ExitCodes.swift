@@ -75,7 +75,6 @@ private func exitCode(for error: EngineError) -> ExitCode {
     case .noSuchRecord: SyncctlExit.notFound
     case .invalidEdit, .changedSinceSeen, .resolvedAlready, .notAsSeen: SyncctlExit.dataError
     case .daemonRunning: SyncctlExit.busy
-    case .notMadeNorPublished(let edit, _): exitCode(for: edit)
     }
 }
 

@@ -72,9 +72,14 @@ struct SyncdCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingFailures {
-            let settings = try await global.settings()
             let daemonSettings = daemonSettings
-            let commandLine = global.location.commandLineValues(device: global.device)
+            let commandLine = {
+                var values = global.location.commandLineValues(device: global.device)
+                values.daemon = daemonSettings
+                return values
+            }()
+            let settings = try await SyncSettings.resolve(
+                commandLine: commandLine, environment: ProcessInfo.processInfo.environment)
             // The level from --log-level or the configuration's "logLevel", as on SIGHUP.
             let initial = try await daemonSettings.timingsAndLevel()
             let levels = global.location.bootstrapLogging(defaultLevel: initial.level ?? .notice)

@@ -95,6 +95,11 @@ extension DaemonTests {
         defer { refused.stop() }
         #expect(refused.launched.exitStatus(within: 30) == 78, "\(refused.log)")
         #expect(refused.log.contains("rescanIntervalSeconds is 0"), "\(refused.log)")
+        // (unless syncd's own option says otherwise: it wins over the file, as syncctl's checks know)
+        let overridden = try Daemon("desk", in: sandbox, extra: ["--config", config, "--rescan-interval", "60"])
+        defer { overridden.stop() }
+        try overridden.waitUntilReady()
+        #expect(overridden.stop() == 0, "\(overridden.log)")
         // And so is an interval whose deadline would overflow the clock (it trapped)
         let huge = try Daemon("desk", in: sandbox, environment: ["SYNCD_RESCAN_INTERVAL_SECONDS": "9223372036854775807"])
         defer { huge.stop() }

@@ -78,7 +78,7 @@ struct ExitCodeTests {
         let valueNamedMerge = try workspace.run(["--state", "merge", "status"])
         #expect(valueNamedMerge.status == 78 && valueNamedMerge.stderr.contains("no store in merge"), "\(valueNamedMerge)")
         let unknown = try workspace.run(["--state", workspace.state(), "mrege"])
-        #expect(unknown.status == 64, "\(unknown)")
+        #expect(unknown.status == 64 && unknown.stderr.contains("Did you mean 'merge'?"), "\(unknown)")
     }
 
     @Test(
@@ -424,6 +424,13 @@ struct ExitCodeTests {
         #expect(report["publishedFiles"] == .array([]), "\(merge)")
         let text = try workspace.run(["merge"] + workspace.location(), prefix: nobody)
         #expect(text.status == 74 && text.stdout.contains("This device's snapshot is not published"), "\(text)")
+        // And an edit refused meanwhile (a record deleted already) says why, and that nothing could be published either
+        #expect(try workspace.run(["delete", id] + workspace.location(), prefix: nobody).status == 74)
+        let again = try workspace.run(["delete", id] + workspace.location(), prefix: nobody)
+        #expect(again.status == 65, "\(again)")
+        #expect(
+            again.stderr.contains("this device's files could not be published") && again.stderr.contains("deleted"),
+            "\(again)")
         // And once the folder is writable, the next merge publishes it
         #expect(chmod(workspace.shared, 0o777) == 0)
         #expect(try workspace.run(["merge"] + workspace.location(), prefix: nobody).status == 0)
@@ -453,7 +460,7 @@ struct ExitCodeTests {
                 #expect(run.status == 73, "\(damage) \(arguments): \(run)")
                 #expect(
                     run.stderr.contains("the store \(store) is damaged")
-                        && run.stderr.contains("makes a new store from the shared folder")
+                        && run.stderr.contains("make a new store from the shared folder")
                         && !run.stderr.contains("permissions"), "\(damage) \(arguments): \(run)")
             }
         }

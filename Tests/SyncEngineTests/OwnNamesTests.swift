@@ -200,6 +200,28 @@ struct OwnNamesTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory).count == 1)
     }
 
+    @Test(
+        "a large file under this device's name that cannot be JSON from its first byte on (saved as UTF-16, zeroed by a crash) is refused from its first bytes, and copied whole before it is replaced"
+    )
+    func unreadableOwnFileCopiedWhole() throws {
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        // Given desk.json as an editor saves it in UTF-16 (FF FE, then two bytes a character), 20 KB
+        let text = Wire.snapshotText("desk", generation: 4, records: (1...80).map { Wire.text(Wire.version($0, by: "desk")) })
+        let utf16: [UInt8] = [0xFF, 0xFE] + text.utf16.flatMap { unit -> [UInt8] in [UInt8(unit & 0xFF), UInt8(unit >> 8)] }
+        #expect(utf16.count > 3 * 4096)
+        try sandbox.write("desk.json", utf16)
+        let desk = try sandbox.device("desk")
+        // When desk merges
+        let report = try desk.merge()
+        // Then the file is refused as not JSON, replaced, and its copy holds every byte
+        #expect(report.source("desk.json")?.status == .skipped, "\(report.sources)")
+        let directory = sandbox.state() + "/replaced"
+        let copies = try FileManager.default.contentsOfDirectory(atPath: directory)
+        #expect(copies.count == 1, "\(copies)")
+        #expect(FileManager.default.contents(atPath: directory + "/" + (copies.first ?? "")) == Data(utf16))
+    }
+
     @Test("a directory, or a file over the largest file read, under this device's name is left alone, not read nor copied: the snapshot goes out as parts")
     func directoryOrTooLargeUnderOwnName() throws {
         for blocker in ["directory", "too large"] {

@@ -34,8 +34,10 @@ public struct DaemonSettings: Sendable {
     /// Checks the daemon's settings in `reader` (the environment's `SYNCD_*` and the
     /// configuration file) as syncd reads them, so that every command says at once what syncd
     /// would refuse at its next start or reload, not only syncd.
-    static func check(_ reader: ConfigReader) throws {
-        let settings = DaemonSettings(config: nil)
+    ///
+    /// What `given` (syncd's options) says wins, as when syncd reads them.
+    static func check(_ reader: ConfigReader, given: DaemonSettings?) throws {
+        let settings = given ?? DaemonSettings(config: nil)
         _ = try settings.timingsAndLevel(from: reader)
         _ = try settings.metricsPath(stateDirectory: "", from: reader)
     }

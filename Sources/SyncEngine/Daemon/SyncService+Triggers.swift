@@ -25,6 +25,21 @@ extension SyncService {
             case .overflow:
                 logger.warning("the inotify queue overflowed: reading every file again")
                 scheduler.request { $0.rereadAll = true }
+            case .watchFailed(let directory, let reason) where directory == folder:
+                // Not gone: it cannot be watched (its permissions, the limit on watches). It is
+                // read every so often meanwhile, and watched again once it can be.
+                logger.error(
+                    "cannot watch the shared folder again: \(reason); reading it every \(Self.rewatchInterval) until it can be watched",
+                    metadata: ["folder.path": "\(folder)"])
+                scheduler.request { $0.rereadAll = true }
+                do {
+                    try await Task.sleep(for: Self.rewatchInterval)
+                } catch {
+                    return
+                }
+                watcher.rewatch(folder)
+            case .watchFailed(let directory, let reason):
+                logger.error("cannot watch a directory again: \(reason)", metadata: ["directory": "\(directory)"])
             case .directoryGone(let directory) where directory == folder && isFolderThere(folder):
                 // Gone and back already (moved away and back: the move back is reported as the
                 // folder moving too, after it was seen back), or another directory in its place:
@@ -48,6 +63,9 @@ extension SyncService {
             }
         }
     }
+
+    /// How long the folder waits to be watched again when it cannot be (it is read meanwhile).
+    static let rewatchInterval = Duration.seconds(10)
 
     /// Sleeps (cancellably) until `path` is the folder again: a directory, and not the bare
     /// directory under the file system that was mounted there (nothing is published on it).

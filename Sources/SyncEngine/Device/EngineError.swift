@@ -37,9 +37,6 @@ public enum EngineError: Error, Sendable, CustomStringConvertible {
     case resolvedAlready(id: String)
     /// A resolution of a record whose tag, once merged, is not the one the person gave as seen.
     case notAsSeen(id: String, seen: String, now: String)
-    /// An edit not made (refused on the record as merged, or the record changed as it merged)
-    /// whose merge was kept, but whose publication failed too (``publishFailed(path:reason:advice:)``).
-    indirect case notMadeNorPublished(EngineError, publishFailure: EngineError)
 
     /// `error` as the full disk under the state directory `directory` it is when it is one: SQLite's
     /// "database or disk is full"; ENOSPC or EDQUOT writing a file in `directory` (the key, the
@@ -94,7 +91,7 @@ public enum EngineError: Error, Sendable, CustomStringConvertible {
         case .stateDiskFull(let path, let reason):
             "the disk holding the state directory \(path) is full (\(reason)): free some space there and try again. Nothing was saved: the store is as it was before (an edit asked for was not made; syncd tries its merge again by itself)"
         case .storeDamaged(let path, let reason):
-            "the store \(path) is damaged (\(reason)); nothing was changed. Put back the store of a backup, all of its files (store.sqlite, store.sqlite-wal); or move them aside and run syncctl merge (with --device), which makes a new store from the shared folder: this device's records are in the files it published, and only edits it had not published yet are lost; trust the other devices' keys again then (syncctl trust)"
+            "the store \(path) is damaged (\(reason)); nothing was changed. Put back the store of a backup, all of its files (store.sqlite, store.sqlite-wal); or move them aside and make a new store from the shared folder: if this device trusted other devices' keys, trust them again first (syncctl trust DEVICE KEY --device ID: a new store trusts no one, and its first merge would take in every file), then run syncctl merge --device ID. This device's records are in the files it published; only edits it had not published yet are lost"
         case .stateInsideShared(let state, let shared):
             "the state directory \(state) is inside the shared folder \(shared); the store must never be synced: choose another --state"
         case .stateLocked(let path, let holder):
@@ -115,8 +112,6 @@ public enum EngineError: Error, Sendable, CustomStringConvertible {
             "no record with id \(id); see syncctl list --deleted"
         case .invalidEdit(let reason):
             reason
-        case .notMadeNorPublished(let edit, let publishFailure):
-            "\(edit.description). Besides, this device's files could not be published: \(publishFailure.description)"
         case .daemonRunning(let pid, let state):
             "another syncd (PID \(pid.isEmpty ? "unknown" : pid)) is already running on the state directory \(state); stop it first, or give this one its own --state"
         }

@@ -160,18 +160,23 @@ extension SyncDevice {
                 report.publishFailure = publishFailure?.description
                 return report
             case .notAsExpected?:
-                throw Self.notMade(.changedSinceSeen(id: id.rawValue), publishFailure: publishFailure)
+                noteNotPublished(publishFailure)
+                throw EngineError.changedSinceSeen(id: id.rawValue)
             case .refused(let refusal)?:
-                throw Self.notMade(refusal, publishFailure: publishFailure)
+                noteNotPublished(publishFailure)
+                throw refusal
             case nil:
                 throw EngineError.invalidEdit("the edit was not applied")
             }
         }
     }
 
-    /// Why an edit was not made, and that its merge could not be published either when it could not.
-    private static func notMade(_ reason: EngineError, publishFailure: EngineError?) -> EngineError {
-        publishFailure.map { .notMadeNorPublished(reason, publishFailure: $0) } ?? reason
+    /// Says, at error level (syncctl shows it, before the refusal it throws), that the merge an
+    /// edit not made kept could not be published either. The refusal itself stays the error
+    /// thrown: callers tell refusals apart by their kind.
+    private func noteNotPublished(_ failure: EngineError?) {
+        guard let failure else { return }
+        logger.error("besides, this device's files could not be published: \(failure.description)")
     }
 
     /// What became of an edit applied after its pass's merge.

@@ -165,9 +165,21 @@ public final class SyncDevice: Sendable {
     /// - Throws: ``EngineError/noDevice``.
     public static func checkDeviceKnown(_ settings: SyncSettings) throws {
         guard settings.device == nil else { return }
+        let state = settings.stateDirectory
+        // Only a state directory that is one (or is not there at all) and holds no store: one that
+        // is a file, or a link to a drive not mounted yet, is a problem opening it says (73, which
+        // systemd restarts), not a missing ID (78, which it does not).
         do {
-            _ = try SystemCalls.statusOfLink(settings.stateDirectory + "/" + storeFileName)
-        } catch where error.errno == ENOENT || error.errno == ENOTDIR {
+            guard try SystemCalls.status(state).kind == .directory else { return }
+        } catch where error.errno == ENOENT {
+            guard (try? SystemCalls.statusOfLink(state)) == nil else { return }  // (a dangling link)
+            throw EngineError.noDevice
+        } catch {
+            return
+        }
+        do {
+            _ = try SystemCalls.statusOfLink(state + "/" + storeFileName)
+        } catch where error.errno == ENOENT {
             throw EngineError.noDevice
         } catch {
             // (Another problem with the directory: opening it says what.)

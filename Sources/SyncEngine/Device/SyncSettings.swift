@@ -61,6 +61,9 @@ public struct SyncSettings: Sendable, Hashable {
         public var config: String?
         public var maxFileSize: Int64?
         public var schemaFiles: [String] = []
+        /// syncd's own options, which win over the configuration's daemon settings as they are
+        /// checked (nil for syncctl: the configuration's are checked as they are).
+        public var daemon: DaemonSettings?
         public init(
             shared: String? = nil, state: String? = nil, device: String? = nil, config: String? = nil,
             maxFileSize: Int64? = nil, schemaFiles: [String] = []
@@ -212,7 +215,7 @@ public struct SyncSettings: Sendable, Hashable {
             let base = environment["SYNCD_SCHEMAS"] == nil ? configurationDirectory : nil
             settings.schemaFiles = configured.map { Self.path($0, besideIn: base) }
         }
-        try DaemonSettings.check(reader)
+        try DaemonSettings.check(reader, given: commandLine.daemon)
         return settings
     }
 

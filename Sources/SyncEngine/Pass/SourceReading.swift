@@ -214,7 +214,7 @@ struct SourceReader: Sendable {
             let read: FileRead
             do throws(SnapshotFileReadError) {
                 let (bytes, status) = try folder.readSnapshotBytes(
-                    files[index].name, limit: maxFileSize, pieces: pieces)
+                    files[index].name, limit: maxFileSize, pieces: pieces, forMerging: true)
                 let halves = findingIDs ? bytes.withUnsafeBufferPointer { RecordsHalves.find(in: $0) } : nil
                 read = .read(bytes, status, halves)
             } catch {

@@ -60,18 +60,23 @@ public struct SharedFolder: Sendable {
         return (considered, ignored)
     }
 
+    /// How much of a large file is read first to tell whether it can be JSON at all.
+    static let openingBytes = 4096
+
     /// Reads a regular file's bytes once, refusing links, special files and files over `limit`.
     ///
     /// Returns the bytes and the status of the very file read (checked again after opening, so
     /// a file swapped for a link or FIFO in between is not read).
     ///
-    /// - Parameter pieces: how many stretches of the file to read at once (``SystemCalls/readAll(_:expectedSize:path:pieces:)``).
-    /// How much of a large file is read first to tell whether it can be JSON at all.
-    static let openingBytes = 4096
-
-    public func readSnapshotBytes(_ name: String, limit: Int64, pieces: Int = 1) throws(SnapshotFileReadError) -> (
-        bytes: [UInt8], status: FileStatus
-    ) {
+    /// - Parameters:
+    ///   - pieces: how many stretches of the file to read at once (``SystemCalls/readAll(_:expectedSize:path:pieces:)``).
+    ///   - forMerging: for a merge's reading only: a large file that cannot be JSON from its first
+    ///     byte on (``SnapshotReader/cannotBeJSON(opening:)``) is returned as its first
+    ///     ``openingBytes`` only, which the reader refuses as it would the whole file. Whoever
+    ///     keeps or compares the bytes (a copy kept of a file replaced) reads the whole file.
+    public func readSnapshotBytes(
+        _ name: String, limit: Int64, pieces: Int = 1, forMerging: Bool = false
+    ) throws(SnapshotFileReadError) -> (bytes: [UInt8], status: FileStatus) {
         let fullPath = path(of: name)
         let descriptor: Int32
         do {
@@ -91,7 +96,7 @@ public struct SharedFolder: Sendable {
         do {
             // A large file that cannot be JSON from its first bytes on is not read whole (a
             // gigabyte of zeros would cost a gigabyte of memory to be refused at byte 0).
-            if status.size > Self.openingBytes {
+            if forMerging, status.size > Self.openingBytes {
                 var opening = [UInt8](repeating: 0, count: Self.openingBytes)
                 let count = try opening.withUnsafeMutableBytes {
                     try SystemCalls.readAt(descriptor, into: $0, at: 0, path: fullPath)
