@@ -22,6 +22,8 @@ public struct GlobalOptions: ParsableArguments {
     static let optionsTakingAValue: Set<String> = [
         "--shared", "--state", "--config", "--max-file-size", "--schema", "--log-level", "--device", "--this-device",
     ]
+    /// The flags every command takes, or that ask for a command's help (moved with them).
+    static let flags: Set<String> = ["--json", "--help", "-h"]
 
     /// A device ID given on the command line is checked as it is parsed (exit 64 with the usage);
     /// one from the configuration or the environment is a setting (exit 78).

@@ -79,6 +79,9 @@ struct ExitCodeTests {
         #expect(valueNamedMerge.status == 78 && valueNamedMerge.stderr.contains("no store in merge"), "\(valueNamedMerge)")
         let unknown = try workspace.run(["--state", workspace.state(), "mrege"])
         #expect(unknown.status == 64 && unknown.stderr.contains("Did you mean 'merge'?"), "\(unknown)")
+        // The library's own options keep their values where they are (the package's completions)
+        let completion = try workspace.run(["--generate-completion-script", "bash"])
+        #expect(completion.status == 0 && completion.stdout.contains("merge"), "\(completion)")
     }
 
     @Test(
