@@ -142,7 +142,11 @@ func printMergeSummary(_ report: MergeReport, device: SyncDevice) {
         if let role = source.role, role == "copy" { line += " (copy)" }
         if let generation = source.generation { line += ", generation \(generation)" }
         if let records = source.records { line += ", \(records) records" }
-        if let reason = source.reason { line += ": \(reason)" }
+        if let reason = source.reason {
+            // ("rejected  x.json: the file is named…", not "…: rejected: the file is named…")
+            let prefix = source.status.rawValue + ": "
+            line += ": " + (reason.hasPrefix(prefix) ? String(reason.dropFirst(prefix.count)) : reason)
+        }
         print(line)
         for rejected in source.rejectedRecords.prefix(20) {
             print("      rejected \(rejected)")

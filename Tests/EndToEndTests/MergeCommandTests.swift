@@ -81,7 +81,7 @@ struct MergeCommandTests {
         #expect(published.reading.generation == 1 && published.reading.problems.isEmpty)
     }
 
-    @Test("a first merge of many parts prints one line per device; a file with a problem keeps its own line")
+    @Test("a first merge of many parts prints one line per device; a file with a problem keeps its own line, its status said once")
     func manyPartsSummary() throws {
         let workspace = try Workspace()
         defer { workspace.remove() }
@@ -95,6 +95,7 @@ struct MergeCommandTests {
             }
         }
         try workspace.write("tv.json", Array(#"{"format":1,"device":"tv","generation":1,"records":["#.utf8))
+        try workspace.write("wrong.json", Array(#"{"format":1,"device":"zed","generation":1,"records":[]}"#.utf8))
 
         // When the folder is merged
         let run = try workspace.run(["merge"] + workspace.location())
@@ -106,6 +107,9 @@ struct MergeCommandTests {
         #expect(lines.contains { $0.hasPrefix("  merged    16 files") && $0.hasSuffix(" laptop, generation 4, 16 records") })
         #expect(lines.contains { $0.hasPrefix("  merged    16 files") && $0.hasSuffix(" phone, generation 5, 16 records") })
         #expect(lines.contains { $0.hasPrefix("  skipped   tv.json") })
+        // (its status said once: "rejected  wrong.json: the file is named…", not "…: rejected: the file…")
+        let wrong = lines.first { $0.hasPrefix("  rejected  wrong.json") } ?? ""
+        #expect(wrong.contains(": the file is named for device 'wrong'") && !wrong.contains(": rejected:"), "\(run.stdout)")
         #expect(run.stdout.contains("Sources: 32 read") && run.stdout.contains("Records: 32 added"))
     }
 
