@@ -38,13 +38,14 @@ extension AsyncParsableCommand {
         guard !configuration.subcommands.isEmpty else { return arguments }
         var index = 0
         while index < arguments.count, arguments[index].hasPrefix("-"), arguments[index] != "--" {
-            let option = String(arguments[index].prefix { $0 != "=" })
+            let (option, value) = (String(arguments[index].prefix { $0 != "=" }), arguments[index].contains("="))
             // Only the commands' own options: the library's (`--generate-completion-script bash`)
             // stay where they are.
             guard GlobalOptions.optionsTakingAValue.contains(option) || GlobalOptions.flags.contains(option) else {
                 return arguments
             }
-            index += GlobalOptions.optionsTakingAValue.contains(arguments[index]) ? 2 : 1
+            // (`--state DIR` is two arguments, `--state=DIR` one.)
+            index += GlobalOptions.optionsTakingAValue.contains(option) && !value ? 2 : 1
         }
         // (A word that names no command goes first too: it is then said to be unknown, with the
         // command it most likely meant, as when it comes first.)

@@ -129,17 +129,12 @@ final class DaemonMetrics: Sendable {
         let temporary = path + ".\(SystemCalls.processID).tmp"
         try? SystemCalls.remove(temporary)
         let descriptor = try SystemCalls.createExclusively(temporary, exactMode: true)
+        defer { SystemCalls.close(descriptor) }
         do throws(SystemCallError) {
-            defer { SystemCalls.close(descriptor) }
             try SystemCalls.writeAll(descriptor, registry.emitToBuffer(), path: temporary)
-        } catch {
-            try? SystemCalls.remove(temporary)
-            throw error
-        }
-        do throws(SystemCallError) {
             try SystemCalls.rename(temporary, to: path)
         } catch {
-            // (A directory at the path, say: no temporary file is left beside it.)
+            // (A full disk, a directory at the path: no temporary file is left beside it.)
             try? SystemCalls.remove(temporary)
             throw error
         }

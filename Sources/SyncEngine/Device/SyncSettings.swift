@@ -99,8 +99,7 @@ public struct SyncSettings: Sendable, Hashable {
                     nil as String?  // (named already)
                 } else if environment[variable] != nil {
                     "from \(variable) in the environment"
-                } else if let file = configurationFile(
-                    explicit: commandLine.config ?? environment["SYNCD_CONFIG"], environment: environment)
+                } else if let file = configurationFile(commandLine, environment: environment)
                 {
                     "in \(file.path)"
                 } else {
@@ -134,9 +133,9 @@ public struct SyncSettings: Sendable, Hashable {
         // A relative path in the configuration file means one beside it (as for "schemas"): under
         // systemd the working directory is /, and elsewhere each directory a command runs from
         // would name another folder, or another store.
-        let configurationDirectory = configurationFile(
-            explicit: commandLine.config ?? environment["SYNCD_CONFIG"], environment: environment
-        ).map { Self.directory(of: $0.path) }
+        let configurationDirectory = configurationFile(commandLine, environment: environment).map {
+            Self.directory(of: $0.path)
+        }
         func fromFile(_ path: String?, given: String?, variable: String) -> String? {
             guard let path, !path.isEmpty, given == nil, environment[variable] == nil else { return path }
             return Self.path(path, besideIn: configurationDirectory)
@@ -144,9 +143,7 @@ public struct SyncSettings: Sendable, Hashable {
         let shared =
             fromFile(try reader.checkedString("shared"), given: commandLine.shared, variable: "SYNCD_SHARED") ?? ""
         guard !shared.isEmpty || !requiresSharedFolder else {
-            throw SettingsError.noSharedFolder(
-                configurationFile: configurationFile(
-                    explicit: commandLine.config ?? environment["SYNCD_CONFIG"], environment: environment)?.path)
+            throw SettingsError.noSharedFolder(configurationFile: configurationFile(commandLine, environment: environment)?.path)
         }
         let state =
             fromFile(try reader.checkedString("state"), given: commandLine.state, variable: "SYNCD_STATE")
@@ -338,6 +335,12 @@ public struct SyncSettings: Sendable, Hashable {
     /// Not /etc/syncd/config.json: that file is the system daemon's (its device ID, its folder),
     /// which it reads by --config. A user's syncctl that took it would publish as a second device of
     /// the same ID from a store of its own.
+    /// The configuration file the command line and environment name (`--config`, else
+    /// `SYNCD_CONFIG`), else the user's.
+    private static func configurationFile(_ commandLine: CommandLineValues, environment: [String: String]) -> ConfigFile? {
+        configurationFile(explicit: commandLine.config ?? environment["SYNCD_CONFIG"], environment: environment)
+    }
+
     private static func configurationFile(explicit: String?, environment: [String: String]) -> ConfigFile? {
         if let explicit, !explicit.isEmpty { return ConfigFile(path: explicit, isExplicit: true) }
         if let xdg = environment["XDG_CONFIG_HOME"], xdg.hasPrefix("/") {
