@@ -60,6 +60,10 @@ extension DaemonTests {
         // When a peer's file arrives: its pass merges it, and fails to publish
         try sandbox.publish("phone.json", Snapshots.file("phone", records: [(Snapshots.id(1), Snapshots.fields("from phone"))]))
         #expect(eventually(within: 30) { daemon.log.contains("merge pass failed") }, "\(daemon.log)")
+        // and what it merged is logged as any pass is, said to be unpublished
+        let unpublished = daemon.log.split(separator: "\n").first { $0.contains("merge pass saved, not published") }
+        #expect(unpublished?.contains("merge.added=1") == true, "\(daemon.log)")
+        #expect(unpublished?.contains("publish.failed=true") == true, "\(daemon.log)")
 
         // Then, once the obstacle is gone and nothing else happens, syncd publishes the record
         try FileManager.default.removeItem(atPath: obstacle)

@@ -287,7 +287,11 @@ extension SyncDevice {
                 // The merge is saved: what it did is reported all the same.
                 findings.report.publishFailure = failure.description
                 findings.report.timings.publish = stopwatch.lap()
-                throw UnpublishedPass(report: Self.inNameOrder(findings.report), failure: failure)
+                // Logged as any pass is (what merged, the conflicts to act on); the failure is
+                // said by whoever catches it (syncd logs it as an error).
+                let report = Self.inNameOrder(findings.report)
+                log(report)
+                throw UnpublishedPass(report: report, failure: failure)
             }
             if !publication.files.isEmpty { findings.report.publishedGeneration = publication.generation }
             findings.report.publishedFiles = publication.files.map(\.name)
@@ -386,18 +390,18 @@ extension SyncDevice {
             }
             for name in report.publishedFiles { logger.debug("published", metadata: ["file": "\(name)"]) }
         }
-        logger.info(
-            "merge pass done",
-            metadata: [
-                "merge.added": "\(report.added)", "merge.changed": "\(report.changed)",
-                "merge.deleted": "\(report.deleted)", "merge.conflicts": "\(report.conflicts)",
-                "publish.generation": "\(report.publishedGeneration.map(String.init) ?? "unchanged")",
-                "publish.files": "\(report.publishedFiles.count)",
-                "pass.filesRead": "\(report.sources.filter { $0.status != .unchanged && $0.status != .ignored }.count)",
-                "pass.readMs": "\(report.timings.read)",
-                "pass.mergeMs": "\(report.timings.merge)", "pass.publishMs": "\(report.timings.publish)",
-                "pass.firstMergeJournaled": "\(report.timings.journaled)",
-            ])
+        var metadata: Logger.Metadata = [
+            "merge.added": "\(report.added)", "merge.changed": "\(report.changed)",
+            "merge.deleted": "\(report.deleted)", "merge.conflicts": "\(report.conflicts)",
+            "publish.generation": "\(report.publishedGeneration.map(String.init) ?? "unchanged")",
+            "publish.files": "\(report.publishedFiles.count)",
+            "pass.filesRead": "\(report.sources.filter { $0.status != .unchanged && $0.status != .ignored }.count)",
+            "pass.readMs": "\(report.timings.read)",
+            "pass.mergeMs": "\(report.timings.merge)", "pass.publishMs": "\(report.timings.publish)",
+            "pass.firstMergeJournaled": "\(report.timings.journaled)",
+        ]
+        if report.publishFailure != nil { metadata["publish.failed"] = "true" }
+        logger.info(report.publishFailure == nil ? "merge pass done" : "merge pass saved, not published", metadata: metadata)
     }
 
     /// Removes this device's own temporary files left by a process that was killed mid-publish.
