@@ -2,8 +2,9 @@ import SnapshotFormat
 import SyncEngine
 
 /// `syncctl merge --json`: the merge report as Foundation's `JSONEncoder` writes it with
-/// `[.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]`, byte for byte (`MergeReportJSONTests`
-/// compares the two), written without `Codable`.
+/// `[.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]`, its empty containers compacted as
+/// every report's are (``PrettyJSON``), byte for byte (`MergeReportJSONTests` compares the two),
+/// written without `Codable`.
 ///
 /// Why by hand: the first use of each `Codable` type in a process instantiates its generic
 /// containers and looks up its conformances, and in this statically linked binary each lookup
@@ -67,7 +68,7 @@ public enum MergeReportJSON {
 }
 
 /// Writes JSON as `JSONEncoder` pretty-prints it: two spaces per level, `"key" : value`, one item
-/// per line, an empty container as a blank line. Keys are written in the order given. Strings are
+/// per line; an empty container as `[]` or `{}` (``PrettyJSON/compactingEmptyContainers(_:)``). Keys are written in the order given. Strings are
 /// escaped as RFC 8785 escapes them (`CanonicalJSON.writeString`), which is what `JSONEncoder`
 /// does with `.withoutEscapingSlashes`: the quote, the backslash and control characters only.
 struct PrettyJSONWriter {
@@ -99,10 +100,11 @@ struct PrettyJSONWriter {
         indent += 2
         isFirst = true
         items(&self)
-        if isFirst { out.append(UInt8(ascii: "\n")) }  // empty: a blank line
         indent -= 2
-        out.append(UInt8(ascii: "\n"))
-        out.append(contentsOf: repeatElement(UInt8(ascii: " "), count: indent))
+        if !isFirst {  // (empty: `[]`, as ``PrettyJSON/compactingEmptyContainers(_:)`` writes it)
+            out.append(UInt8(ascii: "\n"))
+            out.append(contentsOf: repeatElement(UInt8(ascii: " "), count: indent))
+        }
         out.append(UInt8(ascii: close))
         isFirst = outer
     }
@@ -130,5 +132,46 @@ struct PrettyJSONWriter {
                 CanonicalJSON.writeString(value, into: &$0.out)
             }
         }
+    }
+}
+
+/// The pretty-printed JSON of syncctl's reports.
+public enum PrettyJSON {
+    /// Pretty-printed JSON with each empty array and object written `[]` and `{}`: Foundation's
+    /// encoder writes them over three lines (`[`, an empty line, `]`), which scripts comparing text
+    /// and people reading it both trip on. Brackets inside strings are left alone.
+    public static func compactingEmptyContainers(_ json: [UInt8]) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(json.count)
+        var inString = false
+        var escaped = false
+        var index = json.startIndex
+        while index < json.endIndex {
+            let byte = json[index]
+            out.append(byte)
+            index += 1
+            if inString {
+                if escaped {
+                    escaped = false
+                } else if byte == UInt8(ascii: "\\") {
+                    escaped = true
+                } else if byte == UInt8(ascii: "\"") {
+                    inString = false
+                }
+                continue
+            }
+            if byte == UInt8(ascii: "\"") {
+                inString = true
+            } else if byte == UInt8(ascii: "[") || byte == UInt8(ascii: "{") {
+                let close = byte == UInt8(ascii: "[") ? UInt8(ascii: "]") : UInt8(ascii: "}")
+                var next = index
+                while next < json.endIndex, json[next] == UInt8(ascii: " ") || json[next] == UInt8(ascii: "\n") { next += 1 }
+                if next < json.endIndex, json[next] == close {
+                    out.append(close)
+                    index = next + 1
+                }
+            }
+        }
+        return out
     }
 }

@@ -19,8 +19,9 @@ func print(_ line: String) {
 func printJSON(_ value: some Encodable) throws {
     let encoder = JSONEncoder()
     encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-    Swift.print(String(decoding: try encoder.encode(value), as: UTF8.self))
+    Swift.print(String(decoding: PrettyJSON.compactingEmptyContainers(Array(try encoder.encode(value))), as: UTF8.self))
 }
+
 
 /// Prints a JSON value (verbatim records) as RFC 8785 text that any I-JSON reader accepts.
 func printCanonical(_ value: JSONValue) {
@@ -122,4 +123,9 @@ extension RecordID: ExpressibleByArgument {
 
 extension DeviceID: ExpressibleByArgument {
     public init?(argument: String) { self.init(argument) }
+}
+
+/// "1 record", "2 records": a count and its noun (an English plural in -s).
+func counted(_ count: Int, _ noun: String) -> String {
+    "\(count) \(noun)\(count == 1 ? "" : "s")"
 }

@@ -68,6 +68,10 @@ struct SyncdCommand: AsyncParsableCommand {
                 throw ValidationError("\(name) must be from \(range.lowerBound) to \(range.upperBound)")
             }
         }
+        // Empty is a mistake (an unset variable in a unit's command line), not a quiet "off".
+        if metricsFile?.isEmpty == true {
+            throw ValidationError("--metrics-file must name a file, or be off for no metrics")
+        }
     }
 
     func run() async throws {

@@ -77,7 +77,7 @@ extension DaemonTests {
     }
 
     @Test(
-        "a metrics path that names a directory is warned about and leaves no temporary file beside it; an empty one is refused at start (78), not taken for off"
+        "a metrics path that names a directory is warned about and leaves no temporary file beside it; an empty one is refused at start (64 as an option, 78 as a setting), not taken for off"
     )
     func metricsPathMistakes() throws {
         let sandbox = try Sandbox()
@@ -92,9 +92,15 @@ extension DaemonTests {
         let beside = try FileManager.default.contentsOfDirectory(atPath: sandbox.root).filter { $0.hasSuffix(".tmp") }
         #expect(beside.isEmpty, "\(beside)")
 
+        // An empty option is a usage error (64), as the daemon's other option values out of range
         let empty = try Daemon("desk", in: sandbox, extra: ["--metrics-file", ""])
         defer { empty.stop() }
-        #expect(empty.launched.exitStatus(within: 30) == 78, "\(empty.log)")
-        #expect(empty.log.contains("metricsFile (--metrics-file) is empty"), "\(empty.log)")
+        #expect(empty.launched.exitStatus(within: 30) == 64, "\(empty.log)")
+        #expect(empty.log.contains("--metrics-file must name a file"), "\(empty.log)")
+        // and an empty variable a setting that is wrong (78), naming the variable
+        let emptyVariable = try Daemon("desk", in: sandbox, environment: ["SYNCD_METRICS_FILE": ""])
+        defer { emptyVariable.stop() }
+        #expect(emptyVariable.launched.exitStatus(within: 30) == 78, "\(emptyVariable.log)")
+        #expect(emptyVariable.log.contains("metricsFile is empty (from SYNCD_METRICS_FILE in the environment)"), "\(emptyVariable.log)")
     }
 }

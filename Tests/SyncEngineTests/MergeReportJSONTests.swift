@@ -12,7 +12,14 @@ struct MergeReportJSONTests {
     static func foundationText(_ report: MergeReport) throws -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        return String(decoding: try encoder.encode(report), as: UTF8.self)
+        return String(decoding: PrettyJSON.compactingEmptyContainers(Array(try encoder.encode(report))), as: UTF8.self)
+    }
+
+    @Test("empty arrays and objects are written [] and {}, brackets inside strings as they are")
+    func emptyContainers() {
+        let pretty = "{\n  \"a\" : [\n\n  ],\n  \"b\" : {\n\n  },\n  \"c\" : \"[\\n\\n ] \\\" [ ]\",\n  \"d\" : [\n    1\n  ]\n}"
+        let compact = "{\n  \"a\" : [],\n  \"b\" : {},\n  \"c\" : \"[\\n\\n ] \\\" [ ]\",\n  \"d\" : [\n    1\n  ]\n}"
+        #expect(String(decoding: PrettyJSON.compactingEmptyContainers(Array(pretty.utf8)), as: UTF8.self) == compact)
     }
 
     static func sandboxWithSamples() throws -> Sandbox {

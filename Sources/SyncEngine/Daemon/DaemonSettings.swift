@@ -56,7 +56,7 @@ public struct DaemonSettings: Sendable {
         // Empty is a mistake (an unset variable in a unit), not a quiet "off".
         guard !path.isEmpty else {
             throw SettingsError.invalidSetting(
-                key: "metricsFile (--metrics-file)", value: "empty", rule: "a file's path, or off for no metrics")
+                key: "metricsFile", value: "empty", rule: "a file's path, or off for no metrics")
         }
         return path == "off" ? nil : path
     }
