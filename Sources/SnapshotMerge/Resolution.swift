@@ -47,8 +47,9 @@ public enum LocalEditError: Error, Hashable, Sendable, CustomStringConvertible {
             "no version of \(id) was made by \(device); see syncctl conflicts"
         case .invalidSchemaVersion(let number):
             "the schema version \(number) is out of range: it must be from 1 to 9007199254740991 (2^53-1), or no device could read the version"
-        case .fieldsTooDeep(let id):
-            "the fields of record \(id), or its other keys, are nested deeper than \(LocalEdit.maximumFieldsDepth) levels of arrays and objects (counting the fields object): published as a conflict entry of a record, the new version would pass the \(StrictJSON.maximumDepth) levels readers accept, and devices holding it so could not share it"
+        case .fieldsTooDeep:
+            // (Without the id: a new record's is one nobody has seen yet.)
+            "the new version's fields, or its other keys, are nested deeper than \(LocalEdit.maximumFieldsDepth) levels of arrays and objects (counting the fields object): published as a conflict entry of a record, the new version would pass the \(StrictJSON.maximumDepth) levels readers accept, and devices holding it so could not share it"
         }
     }
 }
