@@ -39,11 +39,19 @@ extension SyncDevice {
         }
         let listing = Result { try folder.candidates() }
         reading.wait()
-        let (entries, ignored) = try listing.get()
+        let (entries, ignored, notUTF8) = try listing.get()
         let (known, hasWritten) = try rows.withLock { $0! }.get()
         findings.report.ignoredNames = ignored.filter { !isOwnTemporaryName($0) }
         removeStaleTemporaryFiles(among: ignored)
         findings.previousRows = known
+        // Not read, and said at every pass: such a name is a sync tool's copy made under another
+        // encoding (`laptop (<Latin-1 name>).json`), which may hold versions no other file has.
+        for name in notUTF8 {
+            findings.report.sources.append(
+                SourceOutcome(
+                    name: name, status: .skipped,
+                    reason: SyncDevice.notUTF8Reason, rejectedRecords: [], problemKind: "name_not_utf8"))
+        }
         var changed: [(name: String, status: FileStatus)] = []
         for entry in entries {
             guard let status = entry.status else { continue }
@@ -79,4 +87,10 @@ extension StoredSource {
         fileSystemDevice == status.fileSystemDevice && inode == status.inode && size == status.size
             && modifiedNanos == status.modifiedNanos && changedNanos == status.changedNanos
     }
+}
+
+extension SyncDevice {
+    /// Why a `*.json` file whose name is not valid UTF-8 is not merged, and what to do.
+    static let notUTF8Reason =
+        "its name is not valid UTF-8 (shown with U+FFFD), so it cannot be read by name: if it is a sync tool's copy of a device's file, it may hold versions no other file has; rename it to a name in UTF-8 ending in .json (as the copy's name would read) and merge again"
 }

@@ -37,9 +37,10 @@ public struct SharedFolder: Sendable {
     /// The full path of an entry.
     public func path(of name: String) -> String { path + "/" + name }
 
-    /// Every entry whose name a reader considers (`*.json`, not starting with `.`), and how
-    /// many others there were.
-    public func candidates() throws -> (considered: [FolderEntry], ignored: [String]) {
+    /// Every entry whose name a reader considers (`*.json`, not starting with `.`), the names of
+    /// the others, and the names that are not valid UTF-8 but would be considered (shown with
+    /// U+FFFD: a sync tool's copy made under another encoding, which cannot be opened by name here).
+    public func candidates() throws -> (considered: [FolderEntry], ignored: [String], notUTF8: [String]) {
         let entries: [(name: String, status: FileStatus?, isValidUTF8: Bool)]
         do {
             entries = try SystemCalls.directoryListing(path, wantsStatus: SourceFileName.isConsidered)
@@ -48,16 +49,21 @@ public struct SharedFolder: Sendable {
         }
         var considered: [FolderEntry] = []
         var ignored: [String] = []
+        var notUTF8: [String] = []
         // Sorted by index over the names: sorting the (name, status) tuples copied each through the
         // runtime's generic tuple witnesses, 10 % of a merge with nothing to do at 1,024 files.
         for entry in entries.map(\.name).indicesInUTF8Order().lazy.map({ entries[$0] }) {
             guard entry.isValidUTF8, SourceFileName.isConsidered(entry.name) else {
-                ignored.append(entry.name)
+                if !entry.isValidUTF8, SourceFileName.isConsidered(entry.name) {
+                    notUTF8.append(entry.name)
+                } else {
+                    ignored.append(entry.name)
+                }
                 continue
             }
             considered.append(FolderEntry(name: entry.name, status: entry.status))
         }
-        return (considered, ignored)
+        return (considered, ignored, notUTF8)
     }
 
     /// How much of a large file is read first to tell whether it can be JSON at all.
