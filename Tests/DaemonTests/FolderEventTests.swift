@@ -18,6 +18,35 @@ private func setMaxQueuedEvents(_ value: String) throws -> String {
 }
 
 extension DaemonTests {
+    @Test("a *.json whose name is not valid UTF-8 is named in one warning, not at every pass, and counted in the metrics")
+    func nameNotUTF8WarnedOnce() throws {
+        // Given syncd running, and a copy of a peer's file under a Latin-1 name
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        let daemon = try Daemon("desk", in: sandbox)
+        defer { daemon.stop() }
+        try daemon.waitUntilReady()
+        let bytes = Snapshots.file("phone", records: [(Snapshots.id(1), Snapshots.fields("from phone"))])
+        let path = Array(sandbox.shared.utf8) + Array("/phone (caf".utf8) + [0xE9] + Array(").json".utf8) + [0]
+        let descriptor = path.withUnsafeBufferPointer { $0.withMemoryRebound(to: CChar.self) { open($0.baseAddress!, O_WRONLY | O_CREAT, 0o644) } }
+        try #require(descriptor >= 0)
+        #expect(bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) } == bytes.count)
+        close(descriptor)
+
+        // When passes run (its arrival, then another file's)
+        let warnings = { daemon.log.components(separatedBy: "not read: its name is not valid UTF-8").count - 1 }
+        #expect(eventually(within: 30) { warnings() == 1 }, "\(daemon.log)")
+        try sandbox.publish("tablet.json", Snapshots.file("tablet", records: [(Snapshots.id(2), Snapshots.fields("from tablet"))]))
+        #expect(eventually(within: 30) { Snapshots.published(sandbox.read("desk.json"))?.records.count == 1 }, "\(daemon.log)")
+
+        // Then it was named once, with its bad byte shown, and the metrics count it
+        #expect(warnings() == 1, "\(daemon.log)")
+        #expect(daemon.log.contains(#"phone (caf\xE9).json"#), "\(daemon.log)")
+        let metrics = (try? String(contentsOfFile: sandbox.state("desk") + "/metrics.prom", encoding: .utf8)) ?? ""
+        #expect(metrics.contains(#"snapshotsync_files_rejected{reason="name_not_utf8"} 1"#), "\(metrics)")
+        #expect(daemon.stop() == 0, "\(daemon.log)")
+    }
+
     @Test(
         "an inotify queue overflow while syncd cannot read makes it read every file again: all 300 peers' records reach its store and its file"
     )

@@ -12,7 +12,7 @@ import Testing
 /// (few names) or in stretches on every core (many).
 @Suite("listing the shared folder")
 struct DirectoryListingTests {
-    @Test("each considered entry has its own status, few entries or many, links too; a name not valid UTF-8 is marked and not looked at", arguments: [5, 1_500])
+    @Test("each considered entry has its own status, few entries or many, links too; a name not valid UTF-8 is marked, shown with its bad bytes, and looked at by its own bytes", arguments: [5, 1_500])
     func statusesOfEntries(files count: Int) throws {
         let sandbox = try Sandbox()
         defer { sandbox.remove() }
@@ -50,10 +50,23 @@ struct DirectoryListingTests {
         #expect(byName[".hidden.json"] == .some(nil))
         #expect((byName["folder.json"] ?? nil)?.kind == .directory)
         #expect((byName["link.json"] ?? nil)?.kind == .symbolicLink)
-        // A name that is not valid UTF-8 is listed repaired, marked, and not looked at: no
-        // snapshot has such a name, and by the repaired one it cannot be opened
-        let repaired = try #require(byName.keys.first { $0.hasPrefix("caf") })
-        #expect(invalid == [repaired] && repaired.contains("\u{FFFD}"))
-        #expect(byName[repaired] == .some(nil))
+        // A name that is not valid UTF-8 is listed with its bad byte shown, marked, and looked at
+        // by its own bytes
+        #expect(invalid == [#"caf\xE9.json"#], "\(invalid)")
+        let status = byName[#"caf\xE9.json"#] ?? nil
+        #expect(status?.kind == .regular && status?.size == 11)
+    }
+
+    @Test("a name not valid UTF-8 is shown with each byte of its bad sequences as \\xHH, its valid text as it is")
+    func displayedNames() {
+        let cases: [([UInt8], String)] = [
+            (Array("caf".utf8) + [0xE9], #"caf\xE9"#),
+            ([0xC3, 0x28] + Array("é".utf8), #"\xC3(é"#),
+            ([0xFF, 0x0F], #"\xFF\#u{0F}"#),
+            ([0xE2, 0x82], #"\xE2\x82"#),
+        ]
+        for (bytes, shown) in cases {
+            #expect(bytes.withUnsafeBytes { SystemCalls.displayedName($0) } == shown, "\(bytes)")
+        }
     }
 }

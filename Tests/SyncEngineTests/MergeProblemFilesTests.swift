@@ -254,15 +254,19 @@ struct MergeProblemFilesTests {
             #expect(snapshot.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) } == snapshot.count)
             close(descriptor)
         }
+        // and a directory so named, which is no file to read
+        let directory = Array(sandbox.shared.utf8) + [UInt8(ascii: "/")] + Array("tv (".utf8) + [0xFE] + Array(").json".utf8) + [0]
+        try #require(directory.withUnsafeBufferPointer { $0.withMemoryRebound(to: CChar.self) { mkdir($0.baseAddress!, 0o755) } } == 0)
         let device = try sandbox.device()
-        for _ in 0..<2 {
+        for pass in 0..<2 {
             let report = try device.merge()
             #expect(report.hasRejections, "\(report.sources)")
-            let skipped = report.sources.filter { $0.name.contains("\u{FFFD}") }
+            #expect(report.source("phone.json")?.status == (pass == 0 ? .merged : .unchanged))
+            #expect(report.source(#"tv (\xFE).json"#)?.status == .ignored, "\(report.sources)")
+            let skipped = report.sources.filter { $0.name.contains(#"\x"#) && $0.status != .ignored }
             #expect(skipped.count == 2 && skipped.allSatisfy { $0.status == .skipped && $0.problemKind == "name_not_utf8" })
             #expect(skipped.allSatisfy { $0.reason?.contains("rename it") == true }, "\(skipped)")
             #expect(report.ignoredNames.isEmpty, "\(report.ignoredNames)")
         }
-        #expect(try device.merge().source("phone.json")?.status == .unchanged)
     }
 }

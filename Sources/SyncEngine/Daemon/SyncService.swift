@@ -51,6 +51,8 @@ public final class SyncService: Service, Sendable {
         var notifyFailed = false
         /// What a pass that stopped moving was doing (see ``PassStall``).
         var stalled: String?
+        /// The files whose names are not valid UTF-8 that a warning named already.
+        var namedNotUTF8: Set<String> = []
     }
 
     /// A service for `device`; `reload` re-reads the configuration on SIGHUP.
@@ -282,6 +284,15 @@ public final class SyncService: Service, Sendable {
         }
         switch outcome {
         case .success(let report):
+            // A file no pass can read by its name (not valid UTF-8): said once, not at every pass.
+            let notUTF8 = report.sources.filter { $0.problemKind == "name_not_utf8" }.map(\.name)
+            let newlyFound = passes.withLock { statistics in
+                defer { statistics.namedNotUTF8 = Set(notUTF8) }
+                return notUTF8.filter { !statistics.namedNotUTF8.contains($0) }
+            }
+            for name in newlyFound {
+                logger.warning("not read: \(SyncDevice.notUTF8Reason)", metadata: ["file": "\(name)"])
+            }
             let own = device.device.rawValue
             // Rejected as signed by another key (trust on), or read and found written by another
             // device (trust off: this device publishes over it, with its own key, as its peers need).

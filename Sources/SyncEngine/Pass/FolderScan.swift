@@ -46,11 +46,16 @@ extension SyncDevice {
         findings.previousRows = known
         // Not read, and said at every pass: such a name is a sync tool's copy made under another
         // encoding (`laptop (<Latin-1 name>).json`), which may hold versions no other file has.
-        for name in notUTF8 {
+        for entry in notUTF8 {
+            guard let status = entry.status else { continue }
             findings.report.sources.append(
-                SourceOutcome(
-                    name: name, status: .skipped,
-                    reason: SyncDevice.notUTF8Reason, rejectedRecords: [], problemKind: "name_not_utf8"))
+                status.kind == .regular
+                    ? SourceOutcome(
+                        name: entry.name, status: .skipped,
+                        reason: SyncDevice.notUTF8Reason, rejectedRecords: [], problemKind: "name_not_utf8")
+                    : SourceOutcome(
+                        name: entry.name, status: .ignored,
+                        reason: SnapshotFileReadError.notRegular(status.kind).description, rejectedRecords: []))
         }
         var changed: [(name: String, status: FileStatus)] = []
         for entry in entries {
@@ -92,5 +97,5 @@ extension StoredSource {
 extension SyncDevice {
     /// Why a `*.json` file whose name is not valid UTF-8 is not merged, and what to do.
     static let notUTF8Reason =
-        "its name is not valid UTF-8 (shown with U+FFFD), so it cannot be read by name: if it is a sync tool's copy of a device's file, it may hold versions no other file has; rename it to a name in UTF-8 ending in .json (as the copy's name would read) and merge again"
+        "its name is not valid UTF-8 (its bad bytes shown as \\xHH), so it cannot be read by name: if it is a sync tool's copy of a device's file, it may hold versions no other file has; rename it to a name in UTF-8 ending in .json (as the copy's name would read) and merge again"
 }

@@ -38,9 +38,10 @@ public struct SharedFolder: Sendable {
     public func path(of name: String) -> String { path + "/" + name }
 
     /// Every entry whose name a reader considers (`*.json`, not starting with `.`), the names of
-    /// the others, and the names that are not valid UTF-8 but would be considered (shown with
-    /// U+FFFD: a sync tool's copy made under another encoding, which cannot be opened by name here).
-    public func candidates() throws -> (considered: [FolderEntry], ignored: [String], notUTF8: [String]) {
+    /// the others, and the entries whose names are not valid UTF-8 but would be considered (shown
+    /// with `\xHH` for their bad bytes: a sync tool's copy made under another encoding, which
+    /// cannot be opened by name here).
+    public func candidates() throws -> (considered: [FolderEntry], ignored: [String], notUTF8: [FolderEntry]) {
         let entries: [(name: String, status: FileStatus?, isValidUTF8: Bool)]
         do {
             entries = try SystemCalls.directoryListing(path, wantsStatus: SourceFileName.isConsidered)
@@ -49,13 +50,13 @@ public struct SharedFolder: Sendable {
         }
         var considered: [FolderEntry] = []
         var ignored: [String] = []
-        var notUTF8: [String] = []
+        var notUTF8: [FolderEntry] = []
         // Sorted by index over the names: sorting the (name, status) tuples copied each through the
         // runtime's generic tuple witnesses, 10 % of a merge with nothing to do at 1,024 files.
         for entry in entries.map(\.name).indicesInUTF8Order().lazy.map({ entries[$0] }) {
             guard entry.isValidUTF8, SourceFileName.isConsidered(entry.name) else {
                 if !entry.isValidUTF8, SourceFileName.isConsidered(entry.name) {
-                    notUTF8.append(entry.name)
+                    notUTF8.append(FolderEntry(name: entry.name, status: entry.status))
                 } else {
                     ignored.append(entry.name)
                 }

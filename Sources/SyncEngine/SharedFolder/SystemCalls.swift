@@ -398,9 +398,9 @@ enum SystemCalls {
     /// `AT_SYMLINK_NOFOLLOW`, relative to the open directory: no path is looked up again) when
     /// `wantsStatus` says so; nil for an entry that vanished meanwhile.
     ///
-    /// A name that is not valid UTF-8 is listed repaired (U+FFFD for each bad byte), with
-    /// `isValidUTF8` false and no status: by that name it cannot be opened, and no snapshot's name
-    /// is one (device IDs are ASCII).
+    /// A name that is not valid UTF-8 is listed with each byte of an invalid sequence written
+    /// `\xHH` (``displayedName(_:)``) and `isValidUTF8` false; its status, when wanted, is taken by
+    /// its own bytes. By that name it cannot be opened.
     static func directoryListing(_ path: String, wantsStatus: (String) -> Bool) throws(SystemCallError)
         -> [(name: String, status: FileStatus?, isValidUTF8: Bool)]
     {
@@ -408,7 +408,8 @@ enum SystemCalls {
         defer { closedir(directory) }
         let descriptor = dirfd(directory)
         var listed: [String] = []
-        var invalidNames: Set<Int> = []
+        // The names that are not valid UTF-8, by index, with their status.
+        var invalidStatus: [Int: FileStatus?] = [:]
         while true {
             errno = 0
             guard let entry = readdir(directory) else {
@@ -418,17 +419,23 @@ enum SystemCalls {
             // The name is read where readdir(3) put it: an entry is only d_reclen bytes long, so
             // copying a whole `dirent` (its 256-byte d_name) can read past the end of the buffer.
             let namePointer = UnsafeRawPointer(entry).advanced(by: Self.nameOffset).assumingMemoryBound(to: CChar.self)
-            let name = String(cString: namePointer)
+            var name = String(cString: namePointer)
             guard name != "." && name != ".." else { continue }
-            // A name that is not valid UTF-8 was repaired on its way into a String.
+            // A name that is not valid UTF-8 was repaired on its way into a String: shown with
+            // its bad bytes instead, and looked at now, by its own bytes (rare).
             let length = strlen(namePointer)
-            if !name.utf8.elementsEqual(UnsafeRawBufferPointer(start: namePointer, count: length)) {
-                invalidNames.insert(listed.count)
+            let bytes = UnsafeRawBufferPointer(start: namePointer, count: length)
+            if !name.utf8.elementsEqual(bytes) {
+                name = Self.displayedName(bytes)
+                var raw = stat()
+                invalidStatus[listed.count] =
+                    wantsStatus(name) && fstatat(descriptor, namePointer, &raw, AT_SYMLINK_NOFOLLOW) == 0
+                    ? FileStatus(raw) : nil
             }
             listed.append(name)
         }
         let names = listed
-        let wanted = names.indices.filter { !invalidNames.contains($0) && wantsStatus(names[$0]) }
+        let wanted = names.indices.filter { invalidStatus[$0] == nil && wantsStatus(names[$0]) }
         // The statuses, in a stretch of the wanted names per core when there are many: the
         // stat(2)s of 196,608 parts took a third of a second on one core.
         let stretches = wanted.count >= 512 ? min(processorsOnline, 8) : 1
@@ -451,10 +458,34 @@ enum SystemCalls {
         }
         let statuses = found.withLock { $0 }.joined()
         var entries = names.indices.map {
-            (name: names[$0], status: FileStatus?.none, isValidUTF8: !invalidNames.contains($0))
+            (name: names[$0], status: invalidStatus[$0] ?? nil, isValidUTF8: invalidStatus[$0] == nil)
         }
         for (index, status) in zip(wanted, statuses) { entries[index].status = status }
         return entries
+    }
+
+    /// A name that is not valid UTF-8 as text: its valid stretches as they are, each byte of an
+    /// invalid sequence as `\xHH` (two names that differ in those bytes are told apart).
+    static func displayedName(_ bytes: UnsafeRawBufferPointer) -> String {
+        var text = ""
+        var parser = Unicode.UTF8.ForwardParser()
+        var iterator = bytes.makeIterator()
+        var consumed = 0
+        while true {
+            switch parser.parseScalar(from: &iterator) {
+            case .valid(let encoded):
+                text.unicodeScalars.append(Unicode.UTF8.decode(encoded))
+                consumed += encoded.count
+            case .error(let length):
+                for byte in bytes[consumed..<(consumed + length)] {
+                    let hex = String(byte, radix: 16, uppercase: true)
+                    text += "\\x" + (hex.count == 1 ? "0" : "") + hex
+                }
+                consumed += length
+            case .emptyInput:
+                return text
+            }
+        }
     }
 
     /// `realpath(3)`: the absolute path with every link resolved.
