@@ -20,6 +20,15 @@ struct MergeReportJSONTests {
         let pretty = "{\n  \"a\" : [\n\n  ],\n  \"b\" : {\n\n  },\n  \"c\" : \"[\\n\\n ] \\\" [ ]\",\n  \"d\" : [\n    1\n  ]\n}"
         let compact = "{\n  \"a\" : [],\n  \"b\" : {},\n  \"c\" : \"[\\n\\n ] \\\" [ ]\",\n  \"d\" : [\n    1\n  ]\n}"
         #expect(String(decoding: PrettyJSON.compactingEmptyContainers(Array(pretty.utf8)), as: UTF8.self) == compact)
+        // nested empties, a whole document that is one, a string ending in a backslash before one
+        for (given, expected) in [
+            ("[\n  [\n\n  ],\n  {\n\n  }\n]", "[\n  [],\n  {}\n]"),
+            ("[\n\n]", "[]"),
+            ("{\n\n}", "{}"),
+            ("{\n  \"a\\\\\" : [\n\n  ]\n}", "{\n  \"a\\\\\" : []\n}"),
+        ] {
+            #expect(String(decoding: PrettyJSON.compactingEmptyContainers(Array(given.utf8)), as: UTF8.self) == expected)
+        }
     }
 
     static func sandboxWithSamples() throws -> Sandbox {
