@@ -129,7 +129,7 @@ func printMergeSummary(_ report: MergeReport, device: SyncDevice) {
                     ? ", generation \(generations.lowerBound)"
                     : ", generations \(generations.lowerBound)–\(generations.upperBound)"
             }
-            print(line + ", " + counted(files.records, "record"))
+            print(line + ", " + TextLine.counted(files.records, "record"))
         }
     }
     for index in report.sources.indices {
@@ -141,7 +141,7 @@ func printMergeSummary(_ report: MergeReport, device: SyncDevice) {
         if let device = source.device, !device.isEmpty { line += " " + device }
         if let role = source.role, role == "copy" { line += " (copy)" }
         if let generation = source.generation { line += ", generation \(generation)" }
-        if let records = source.records { line += ", " + counted(records, "record") }
+        if let records = source.records { line += ", " + TextLine.counted(records, "record") }
         if let reason = source.reason {
             // ("rejected  x.json: the file is named…", not "…: rejected: the file is named…")
             let prefix = source.status.rawValue + ": "

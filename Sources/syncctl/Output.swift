@@ -124,8 +124,3 @@ extension RecordID: ExpressibleByArgument {
 extension DeviceID: ExpressibleByArgument {
     public init?(argument: String) { self.init(argument) }
 }
-
-/// "1 record", "2 records": a count and its noun (an English plural in -s).
-func counted(_ count: Int, _ noun: String) -> String {
-    "\(count) \(noun)\(count == 1 ? "" : "s")"
-}

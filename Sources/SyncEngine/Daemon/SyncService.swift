@@ -361,16 +361,16 @@ public final class SyncService: Service, Sendable {
             if statistics.folderMissing { return "shared folder \(device.folder.path) is missing; waiting for it" }
             if let error = statistics.lastError { return "last merge failed: \(error)" }
             guard let report = statistics.lastReport else { return "starting" }
-            var line = "\(report.sources.count) sources"
+            var line = TextLine.counted(report.sources.count, "source")
             let counts = try? device.store.reading { try $0.counts() }
-            if let counts { line += ", \(counts.live) records" }
+            if let counts { line += ", " + TextLine.counted(counts.live, "record") }
             line += report.conflicts > 0 ? ", \(report.conflicts) in conflict" : ", no conflicts"
             let rejected = report.sources.filter { $0.status == .skipped || $0.status == .rejected }.count
-            if rejected > 0 { line += ", \(rejected) files not merged" }
+            if rejected > 0 { line += ", " + TextLine.counted(rejected, "file") + " not merged" }
             let held = report.sources.filter { $0.status == .heldBack }.map(\.name)
             if !held.isEmpty { line += ", held back (mass deletion): " + held.joined(separator: " ") }
             if !report.refusedRecords.isEmpty {
-                line += ", \(report.refusedRecords.count) records refused: see the log"
+                line += ", " + TextLine.counted(report.refusedRecords.count, "record") + " refused: see the log"
             }
             if !report.warnings.isEmpty { line += ", warnings: see the log" }
             return line

@@ -1,6 +1,11 @@
 /// Text for people (a terminal, a log line) made of what others chose: file names, reasons
 /// quoting them.
 public enum TextLine {
+    /// "1 record", "2 records": a count and its noun (an English plural in -s).
+    public static func counted(_ count: Int, _ noun: String) -> String {
+        "\(count) \(noun)\(count == 1 ? "" : "s")"
+    }
+
     /// `text` with each control character written as `\u{…}`: C0 and C1 controls (newline,
     /// carriage return, escape…), DEL, and the bidirectional overrides and isolates that can make
     /// a line read other than it is. Text that holds none, and no `\u{` of its own, is shown as it
