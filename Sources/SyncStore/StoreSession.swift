@@ -386,6 +386,12 @@ public struct StoreSession {
         }
     }
 
+    /// The length (in characters) of the longest record type held, 0 for none: read from the
+    /// type index, not the records.
+    public func longestType() throws -> Int {
+        try Int.fetchOne(db, sql: "SELECT max(length(type)) FROM record") ?? 0
+    }
+
     /// How many records are live, deleted, and in conflict (with conflicts that need a person).
     public func counts() throws -> RecordCounts {
         // Each count through its own small index (the total through the type index): no query

@@ -31,9 +31,13 @@ extension SyncctlCommand {
                 }
                 var out = StandardOutput()
                 var count = 0
+                // The type column as wide as the longest type (at least 16, at most 40 characters:
+                // a longer type pushes its own line's columns, not every line's).
+                let longest = try type?.count ?? device.longestRecordType()
+                let typeWidth = min(max(longest, 16), 40)
                 try device.forEachRecord(type: type, includeDeleted: deleted) { record in
                     let version = record.version
-                    var line = record.id.rawValue + "  " + padded(version.type, 16)
+                    var line = record.id.rawValue + "  " + padded(version.type, typeWidth)
                     line += " " + (version.lastModified?.written ?? "(no time)".padding(24))
                     line += " " + (version.modifiedBy?.rawValue ?? "?")
                     if version.deleted { line += "  [deleted]" }

@@ -126,6 +126,23 @@ struct RecordCommandTests {
         #expect(try jsonArray(list.stdout) == (try Files.published(in: workspace.shared, device: "desk").records))
     }
 
+    @Test("list's type column is as wide as the longest type, so every line's columns line up")
+    func listColumns() throws {
+        let workspace = try Self.merged()
+        defer { workspace.remove() }
+        let location = workspace.location(device: nil)
+        let put = try workspace.run(["put", "--type", "org.example.shopping.ListItem"] + location, stdin: #"{"name": "Tea"}"#)
+        #expect(put.status == 0, "\(put)")
+        let lines = try workspace.run(["list"] + location).stdout.split(separator: "\n")
+        #expect(lines.count > 1 && lines.contains { $0.contains("org.example.shopping.ListItem ") }, "\(lines)")
+        // (the time stamp, "20…" after the id and the type, starts at the same column on every line)
+        let columns = Set(lines.map { line in
+            let afterID = line.dropFirst(38)
+            return afterID.firstRange(of: " 20").map { afterID.distance(from: afterID.startIndex, to: $0.lowerBound) } ?? -1
+        })
+        #expect(columns == [29], "\(lines)")
+    }
+
     @Test("put from stdin prints the id and publishes; put from a file edits; delete writes a tombstone")
     func putAndDelete() throws {
         let workspace = try Self.merged()

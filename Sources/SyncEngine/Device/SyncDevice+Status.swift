@@ -138,6 +138,11 @@ extension SyncDevice {
         }
     }
 
+    /// The length of the longest record type the store holds (for a column of types).
+    public func longestRecordType() throws -> Int {
+        try store.reading { try $0.longestType() }
+    }
+
     /// One record as held, nil when unknown.
     public func record(_ id: RecordID) throws -> ReadOnly.Record? {
         try store.reading { try $0.record(id) }
