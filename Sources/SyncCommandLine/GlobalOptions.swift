@@ -85,7 +85,7 @@ public struct LocationOptions: ParsableArguments {
     public var config: String?
 
     @Option(
-        name: .customLong("max-file-size"),
+        name: .customLong("max-file-size"), parsing: .unconditional,
         help: ArgumentHelp("Refuse snapshot files larger than this many bytes (default 1 GiB).", valueName: "bytes"))
     public var maxFileSize: Int64?
 

@@ -29,7 +29,7 @@ extension SyncctlCommand {
         @Option(help: "The record's type (model name), 1-128 characters.") var type: String
         @Option(help: "The record to edit (a UUID); a new record with a random id when left out.") var id: RecordID?
         @Option(
-            name: .customLong("schema-version"),
+            name: .customLong("schema-version"), parsing: .unconditional,
             help:
                 "The schema version of these fields (default: the record's current one; for a new record, the newest the schema files declare for its type, or 1)."
         )
@@ -65,7 +65,7 @@ extension SyncctlCommand {
         @OptionGroup var global: GlobalOptions
         @OptionGroup var output: OutputOptions
         @Option(
-            name: .customLong("schema-version"),
+            name: .customLong("schema-version"), parsing: .unconditional,
             help: "The schema version to stamp (default: the record's current one).")
         var schemaVersion: Int64?
         @Argument(help: "The record's id (a UUID).") var id: RecordID

@@ -52,7 +52,7 @@ extension SyncctlCommand {
         var fromDevice: String?
         @Option(help: "New content: a JSON object of fields ('-' for standard input).") var fields: String?
         @Option(
-            name: .customLong("schema-version"),
+            name: .customLong("schema-version"), parsing: .unconditional,
             help: "With --fields: the schema version of the new fields (default: the current version's).")
         var schemaVersion: Int64?
         @Option(

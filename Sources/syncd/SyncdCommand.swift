@@ -33,18 +33,18 @@ struct SyncdCommand: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
 
     @Option(
-        name: .customLong("settle-ms"),
+        name: .customLong("settle-ms"), parsing: .unconditional,
         help: """
             Before merging a peer's file written in place, wait until its writer closes it or has \
             been quiet this long (default 200). Files renamed into the folder are merged at once.
             """)
     var settleMilliseconds: Int?
 
-    @Option(name: .customLong("rescan-interval"), help: "Read every file again this often, in seconds (default 3600).")
+    @Option(name: .customLong("rescan-interval"), parsing: .unconditional, help: "Read every file again this often, in seconds (default 3600).")
     var rescanSeconds: Int?
 
     @Option(
-        name: .customLong("poll-interval"),
+        name: .customLong("poll-interval"), parsing: .unconditional,
         help: "On NFS, SMB and FUSE mounts, scan this often, in seconds (default 10).")
     var pollSeconds: Int?
 

@@ -313,9 +313,12 @@ struct RecordCommandTests {
         for arguments in [
             ["delete", id, "--schema-version", "0"], ["delete", id, "--schema-version", "9007199254740992"],
             ["resolve", Files.id(4).rawValue, "--take", "1", "--schema-version", "2"],
+            // (a negative number is the option's value, refused as such, not taken for an option)
+            ["delete", id, "--schema-version", "-1"],
         ] {
             let refused = try workspace.run(arguments + location)
             #expect(refused.status == 64, "\(arguments): \(refused)")
+            #expect(!refused.stderr.contains("Missing value"), "\(arguments): \(refused)")
         }
     }
 
