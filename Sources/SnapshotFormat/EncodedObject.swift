@@ -31,21 +31,10 @@ public struct EncodedObject: Hashable, Sendable {
     public var nestingDepth: Int {
         var depth = 0
         var deepest = 0
-        var inString = false
-        var escaped = false
+        var strings = JSONStrings()
         for byte in bytes {
-            if inString {
-                if escaped {
-                    escaped = false
-                } else if byte == UInt8(ascii: "\\") {
-                    escaped = true
-                } else if byte == UInt8(ascii: "\"") {
-                    inString = false
-                }
-                continue
-            }
+            if strings.take(byte) { continue }
             switch byte {
-            case UInt8(ascii: "\""): inString = true
             case UInt8(ascii: "["), UInt8(ascii: "{"):
                 depth += 1
                 deepest = max(deepest, depth)
@@ -82,5 +71,33 @@ public struct EncodedObject: Hashable, Sendable {
 
     public func hash(into hasher: inout Hasher) {
         bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
+    }
+}
+
+/// Follows JSON text byte by byte and tells the bytes of its strings (their quotes included)
+/// from the rest, for scans that look at the structure only.
+public struct JSONStrings: Sendable {
+    private var inString = false
+    private var escaped = false
+
+    public init() {}
+
+    /// Takes the next byte: true when it belongs to a string.
+    public mutating func take(_ byte: UInt8) -> Bool {
+        if inString {
+            if escaped {
+                escaped = false
+            } else if byte == UInt8(ascii: "\\") {
+                escaped = true
+            } else if byte == UInt8(ascii: "\"") {
+                inString = false
+            }
+            return true
+        }
+        if byte == UInt8(ascii: "\"") {
+            inString = true
+            return true
+        }
+        return false
     }
 }

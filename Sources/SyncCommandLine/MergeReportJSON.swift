@@ -143,26 +143,14 @@ public enum PrettyJSON {
     public static func compactingEmptyContainers(_ json: [UInt8]) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(json.count)
-        var inString = false
-        var escaped = false
+        var strings = JSONStrings()
         var index = json.startIndex
         while index < json.endIndex {
             let byte = json[index]
             out.append(byte)
             index += 1
-            if inString {
-                if escaped {
-                    escaped = false
-                } else if byte == UInt8(ascii: "\\") {
-                    escaped = true
-                } else if byte == UInt8(ascii: "\"") {
-                    inString = false
-                }
-                continue
-            }
-            if byte == UInt8(ascii: "\"") {
-                inString = true
-            } else if byte == UInt8(ascii: "[") || byte == UInt8(ascii: "{") {
+            if strings.take(byte) { continue }
+            if byte == UInt8(ascii: "[") || byte == UInt8(ascii: "{") {
                 let close = byte == UInt8(ascii: "[") ? UInt8(ascii: "]") : UInt8(ascii: "}")
                 var next = index
                 while next < json.endIndex, json[next] == UInt8(ascii: " ") || json[next] == UInt8(ascii: "\n") { next += 1 }
