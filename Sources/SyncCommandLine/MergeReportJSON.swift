@@ -68,9 +68,10 @@ public enum MergeReportJSON {
 }
 
 /// Writes JSON as `JSONEncoder` pretty-prints it: two spaces per level, `"key" : value`, one item
-/// per line; an empty container as `[]` or `{}` (``PrettyJSON/compactingEmptyContainers(_:)``). Keys are written in the order given. Strings are
-/// escaped as RFC 8785 escapes them (`CanonicalJSON.writeString`), which is what `JSONEncoder`
-/// does with `.withoutEscapingSlashes`: the quote, the backslash and control characters only.
+/// per line; an empty container as `[]` or `{}` (``PrettyJSON/compactingEmptyContainers(_:)``).
+/// Keys are written in the order given. Strings are escaped as RFC 8785 escapes them
+/// (`CanonicalJSON.writeString`), which is what `JSONEncoder` does with
+/// `.withoutEscapingSlashes`: the quote, the backslash and control characters only.
 struct PrettyJSONWriter {
     var out: [UInt8] = []
     private var indent = 0

@@ -15,13 +15,12 @@ func print(_ line: String) {
     Swift.print(TextLine.escapingControls(line))
 }
 
-/// Prints a Codable value as pretty JSON with sorted keys.
+/// Prints a Codable value as pretty JSON with sorted keys, empty lists as `[]`.
 func printJSON(_ value: some Encodable) throws {
     let encoder = JSONEncoder()
     encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
     Swift.print(String(decoding: PrettyJSON.compactingEmptyContainers(Array(try encoder.encode(value))), as: UTF8.self))
 }
-
 
 /// Prints a JSON value (verbatim records) as RFC 8785 text that any I-JSON reader accepts.
 func printCanonical(_ value: JSONValue) {
@@ -77,7 +76,6 @@ func printRecordArray(_ forEach: ((ReadOnly.Record) throws -> Void) throws -> Vo
     try out.write { $0 += (count == 0 ? "[]\n" : "]\n").utf8 }
     try out.flush()
 }
-
 
 /// Reads a JSON object from a file path, or standard input for "-" or nil.
 func readJSONObject(from path: String?, what: String) throws -> JSONObject {
