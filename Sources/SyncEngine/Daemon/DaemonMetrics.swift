@@ -33,7 +33,7 @@ final class DaemonMetrics: Sendable {
     /// The reasons a file is not merged, as ``SourceOutcome/problemKind`` names them.
     static let reasons = [
         "untrusted", "invalid_json", "invalid_top_level", "newer_format", "misnamed", "too_large", "unreadable",
-        "held_back", "name_not_utf8",
+        "held_back", SyncDevice.notUTF8Kind,
     ]
 
     /// The histogram's buckets: a pass with nothing to do takes milliseconds, a first merge of a

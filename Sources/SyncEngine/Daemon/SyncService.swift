@@ -285,7 +285,7 @@ public final class SyncService: Service, Sendable {
         switch outcome {
         case .success(let report):
             // A file no pass can read by its name (not valid UTF-8): said once, not at every pass.
-            let notUTF8 = report.sources.filter { $0.problemKind == "name_not_utf8" }.map(\.name)
+            let notUTF8 = report.sources.filter { $0.problemKind == SyncDevice.notUTF8Kind }.map(\.name)
             let newlyFound = passes.withLock { statistics in
                 defer { statistics.namedNotUTF8 = Set(notUTF8) }
                 return notUTF8.filter { !statistics.namedNotUTF8.contains($0) }

@@ -92,15 +92,13 @@ public struct SyncSettings: Sendable, Hashable {
                 commandLine: commandLine, environment: environment, requiresSharedFolder: requiresSharedFolder)
         } catch SettingsError.invalidSetting(let key, let value, let rule, nil) {
             // Where the wrong value came from: the variable, or the file, to look in.
-            let name = String(key.prefix { $0 != " " })
-            let variable = environmentVariable(for: name)
+            let variable = environmentVariable(for: key)
             let source =
                 if key.hasPrefix("SYNCD_") {
                     nil as String?  // (named already)
                 } else if environment[variable] != nil {
                     "from \(variable) in the environment"
-                } else if let file = configurationFile(commandLine, environment: environment)
-                {
+                } else if let file = configurationFile(commandLine, environment: environment) {
                     "in \(file.path)"
                 } else {
                     nil as String?

@@ -52,7 +52,7 @@ extension SyncDevice {
                 status.kind == .regular
                     ? SourceOutcome(
                         name: entry.name, status: .skipped,
-                        reason: SyncDevice.notUTF8Reason, rejectedRecords: [], problemKind: "name_not_utf8")
+                        reason: SyncDevice.notUTF8Reason, rejectedRecords: [], problemKind: SyncDevice.notUTF8Kind)
                     : SourceOutcome(
                         name: entry.name, status: .ignored,
                         reason: SnapshotFileReadError.notRegular(status.kind).description, rejectedRecords: []))
@@ -95,7 +95,9 @@ extension StoredSource {
 }
 
 extension SyncDevice {
-    /// Why a `*.json` file whose name is not valid UTF-8 is not merged, and what to do.
+    /// The ``SourceOutcome/problemKind`` of a `*.json` file whose name is not valid UTF-8.
+    static let notUTF8Kind = "name_not_utf8"
+    /// Why such a file is not merged, and what to do.
     static let notUTF8Reason =
         "its name is not valid UTF-8 (its bad bytes shown as \\xHH), so it cannot be read by name: if it is a sync tool's copy of a device's file, it may hold versions no other file has; rename it to a name in UTF-8 ending in .json (as the copy's name would read) and merge again"
 }

@@ -395,7 +395,7 @@ extension SyncDevice {
             "merge.deleted": "\(report.deleted)", "merge.conflicts": "\(report.conflicts)",
             "publish.generation": "\(report.publishedGeneration.map(String.init) ?? "unchanged")",
             "publish.files": "\(report.publishedFiles.count)",
-            "pass.filesRead": "\(report.sources.filter { $0.status != .unchanged && $0.status != .ignored && $0.problemKind != "name_not_utf8" }.count)",
+            "pass.filesRead": "\(report.sources.filter { $0.status != .unchanged && $0.status != .ignored && $0.problemKind != Self.notUTF8Kind }.count)",
             "pass.readMs": "\(report.timings.read)",
             "pass.mergeMs": "\(report.timings.merge)", "pass.publishMs": "\(report.timings.publish)",
             "pass.firstMergeJournaled": "\(report.timings.journaled)",

@@ -54,15 +54,15 @@ public struct SharedFolder: Sendable {
         // Sorted by index over the names: sorting the (name, status) tuples copied each through the
         // runtime's generic tuple witnesses, 10 % of a merge with nothing to do at 1,024 files.
         for entry in entries.map(\.name).indicesInUTF8Order().lazy.map({ entries[$0] }) {
-            guard entry.isValidUTF8, SourceFileName.isConsidered(entry.name) else {
-                if !entry.isValidUTF8, SourceFileName.isConsidered(entry.name) {
-                    notUTF8.append(FolderEntry(name: entry.name, status: entry.status))
-                } else {
-                    ignored.append(entry.name)
-                }
+            guard SourceFileName.isConsidered(entry.name) else {
+                ignored.append(entry.name)
                 continue
             }
-            considered.append(FolderEntry(name: entry.name, status: entry.status))
+            if entry.isValidUTF8 {
+                considered.append(FolderEntry(name: entry.name, status: entry.status))
+            } else {
+                notUTF8.append(FolderEntry(name: entry.name, status: entry.status))
+            }
         }
         return (considered, ignored, notUTF8)
     }
