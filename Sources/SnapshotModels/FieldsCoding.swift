@@ -89,18 +89,27 @@ enum FieldsCoding {
 }
 
 /// Fields an edit carries over: members the stored version had that this release does not write,
-/// at the top level and inside objects present in both (an address's `zip` this release does not
-/// know), not inside arrays (their elements have no identity to match them by). A known optional
-/// the app sets to nil is not among them, so it is removed as expected. An object the app
-/// replaces keeps the unknown keys of the one it replaces: they are not lost, though they may
-/// belong with the old content.
+/// at the top level, inside objects present in both (an address's `zip` this release does not
+/// know), and inside the objects of arrays present in both (a step's `timer` in a recipe's
+/// `steps`). A known optional the app sets to nil is not among them, so it is removed as expected.
+/// An object the app replaces keeps the unknown keys of the one it replaces: they are not lost,
+/// though they may belong with the old content.
+///
+/// An array's elements have no key to find them by, so an element's leftovers go to the element
+/// the app writes that is (``ElementLeftovers/place(in:claimed:)``): the one still written as it
+/// was read, wherever the app moved it; else the one with the same `id` member; else, when the
+/// array kept its length, the one at the same position. An element the app removed takes its
+/// leftovers with it, unless the array kept its length (then the element now in its place gets
+/// them, as a replaced object does).
 struct Leftovers: Hashable, Sendable {
     /// Members to carry over whole.
     var members = JSONObject()
     /// Leftovers inside the object under each key.
     var inside: [String: Leftovers] = [:]
+    /// Leftovers inside the objects of the array under each key.
+    var inArrays: [String: [ElementLeftovers]] = [:]
 
-    var isEmpty: Bool { members.count == 0 && inside.isEmpty }
+    var isEmpty: Bool { members.count == 0 && inside.isEmpty && inArrays.isEmpty }
 
     /// Adds the members of `stored` that `written` does not have. Keys compare as Swift compares
     /// them, canonically (a key stored decomposed is the key the app writes composed): a String
@@ -113,10 +122,29 @@ struct Leftovers: Hashable, Sendable {
                 if members[key] == nil { members[key] = value }
                 continue
             }
-            if case .object(let storedInner) = value, case .object(let writtenInner) = match.value {
+            switch (value, match.value) {
+            case (.object(let storedInner), .object(let writtenInner)):
                 var nested = inside[match.key] ?? Leftovers()
                 nested.add(storedInner, notIn: writtenInner)
                 if !nested.isEmpty { inside[match.key] = nested }
+            case (.array(let storedItems), .array(let writtenItems)) where storedItems.count == writtenItems.count:
+                // Element by element: the read value writes one element for each it read (a model
+                // that drops some while reading leaves nothing to line them up by).
+                var elements: [ElementLeftovers] = []
+                for (position, (storedItem, writtenItem)) in zip(storedItems, writtenItems).enumerated() {
+                    guard case .object(let storedInner) = storedItem, case .object(let writtenInner) = writtenItem
+                    else { continue }
+                    var nested = Leftovers()
+                    nested.add(storedInner, notIn: writtenInner)
+                    if !nested.isEmpty {
+                        elements.append(
+                            ElementLeftovers(
+                                position: position, count: storedItems.count, written: writtenItem, leftovers: nested))
+                    }
+                }
+                if !elements.isEmpty { inArrays[match.key, default: []].append(contentsOf: elements) }
+            default:
+                break
             }
         }
     }
@@ -130,5 +158,59 @@ struct Leftovers: Hashable, Sendable {
             nested.carry(into: &inner)
             fields[key] = .object(inner)
         }
+        for (key, elements) in inArrays {
+            guard case .array(var items)? = fields[key] else { continue }
+            for (element, target) in ElementLeftovers.place(elements, in: items) {
+                guard case .object(var inner) = items[target] else { continue }
+                element.leftovers.carry(into: &inner)
+                items[target] = .object(inner)
+            }
+            fields[key] = .array(items)
+        }
+    }
+}
+
+/// The leftovers of one object in an array, and what finds it again in the array the app writes.
+struct ElementLeftovers: Hashable, Sendable {
+    /// Where it was in the array as read, and how long that array was.
+    var position: Int
+    var count: Int
+    /// The element as this release wrote it when it was read.
+    var written: JSONValue
+    var leftovers: Leftovers
+
+    /// The element of `items` each of `elements` goes to, each element of `items` taken once: first
+    /// every element still written as it was read (wherever it moved; an edit elsewhere in the
+    /// record leaves them all so), then by the same `id` member (a string or a number), then, when
+    /// `items` kept the length the array had, by position. Elements matched by none are left out.
+    static func place(_ elements: [ElementLeftovers], in items: [JSONValue]) -> [(ElementLeftovers, Int)] {
+        var placed: [(ElementLeftovers, Int)] = []
+        var taken = Set<Int>()
+        var left = elements
+        func match(_ keyOf: (JSONValue) -> JSONValue?) {
+            var candidates: [JSONValue: [Int]] = [:]
+            for index in items.indices.reversed() where !taken.contains(index) {
+                if let key = keyOf(items[index]) { candidates[key, default: []].append(index) }
+            }
+            left.removeAll { element in
+                guard let key = keyOf(element.written), let index = candidates[key]?.popLast() else { return false }
+                taken.insert(index)
+                placed.append((element, index))
+                return true
+            }
+        }
+        match { $0 }
+        match { value in
+            guard case .object(let object) = value, let id = object["id"] else { return nil }
+            switch id {
+            case .string, .number: return id
+            default: return nil
+            }
+        }
+        for element in left where items.count == element.count && !taken.contains(element.position) {
+            taken.insert(element.position)
+            placed.append((element, element.position))
+        }
+        return placed
     }
 }

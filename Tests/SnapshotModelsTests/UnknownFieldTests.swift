@@ -150,3 +150,107 @@ struct UnknownFieldTests {
         #expect(read.value == ThingV2(name: "box", size: nil))
     }
 }
+
+struct StepV1: Codable, Hashable, Sendable {
+    var text: String
+}
+
+struct RecipeV1: ModelVersion {
+    static let schemaVersion: Int64 = 1
+    var name: String
+    var steps: [StepV1]
+}
+
+enum Recipe: SyncedModel {
+    static let typeName = "Recipe"
+    typealias ReadOnly = RecipeV1
+}
+
+struct ChecklistItemV1: Codable, Hashable, Sendable {
+    var id: String
+    var title: String
+}
+
+struct ChecklistV1: ModelVersion {
+    static let schemaVersion: Int64 = 1
+    var items: [ChecklistItemV1]
+}
+
+enum Checklist: SyncedModel {
+    static let typeName = "Checklist"
+    typealias ReadOnly = ChecklistV1
+}
+
+@Suite("Models: keys this release does not know inside the objects of arrays")
+struct UnknownKeysInArraysTests {
+    /// A recipe whose steps hold keys RecipeV1 does not know (a newer release's `timer`, `heat`).
+    private static let soup =
+        #"{"name": "Soup", "steps": [{"text": "chop", "timer": 30}, {"text": "boil", "heat": "high"}]}"#
+
+    private func edited(_ stored: String, _ edit: (inout RecipeV1) -> Void) throws -> JSONObject? {
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        let store = try sandbox.store("desk")
+        let id = RecordID.random()
+        _ = try store.device.put(id: id, type: "Recipe", fields: fields(stored), schemaVersion: 1)
+        let read = try #require(try store.record(id, as: Recipe.self))
+        var value = read.value
+        edit(&value)
+        _ = try store.update(read, to: value)
+        return try store.device.record(id)?.version.fields
+    }
+
+    @Test("an edit elsewhere in the record keeps every element's unknown keys")
+    func editElsewhere() throws {
+        #expect(
+            try edited(Self.soup) { $0.name = "Broth" }
+                == fields(#"{"name": "Broth", "steps": [{"text": "chop", "timer": 30}, {"text": "boil", "heat": "high"}]}"#))
+    }
+
+    @Test("elements the app moves keep their own unknown keys")
+    func reordered() throws {
+        #expect(
+            try edited(Self.soup) { $0.steps.reverse() }
+                == fields(#"{"name": "Soup", "steps": [{"text": "boil", "heat": "high"}, {"text": "chop", "timer": 30}]}"#))
+    }
+
+    @Test("an element the app edits in an array of the same length keeps its unknown keys, by position")
+    func editedInPlace() throws {
+        #expect(
+            try edited(Self.soup) { $0.steps[0].text = "dice" }
+                == fields(#"{"name": "Soup", "steps": [{"text": "dice", "timer": 30}, {"text": "boil", "heat": "high"}]}"#))
+    }
+
+    @Test("an element the app removes takes its unknown keys with it; the others keep theirs")
+    func removed() throws {
+        #expect(
+            try edited(Self.soup) { $0.steps.removeFirst() }
+                == fields(#"{"name": "Soup", "steps": [{"text": "boil", "heat": "high"}]}"#))
+        #expect(
+            try edited(Self.soup) { $0.steps.append(StepV1(text: "serve")) }
+                == fields(
+                    #"{"name": "Soup", "steps": [{"text": "chop", "timer": 30}, {"text": "boil", "heat": "high"}, {"text": "serve"}]}"#))
+    }
+
+    @Test("an edited element is found by its id when the array changed length")
+    func foundByID() throws {
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        let store = try sandbox.store("desk")
+        let id = RecordID.random()
+        _ = try store.device.put(
+            id: id, type: "Checklist",
+            fields: fields(#"{"items": [{"id": "a", "title": "Milk", "due": "Monday"}, {"id": "b", "title": "Eggs"}]}"#),
+            schemaVersion: 1)
+        let read = try #require(try store.record(id, as: Checklist.self))
+        var value = read.value
+        value.items[0].title = "Oat milk"
+        value.items.insert(ChecklistItemV1(id: "c", title: "Bread"), at: 0)
+        _ = try store.update(read, to: value)
+        #expect(
+            try store.device.record(id)?.version.fields
+                == fields(
+                    #"{"items": [{"id": "c", "title": "Bread"}, {"id": "a", "title": "Oat milk", "due": "Monday"}, {"id": "b", "title": "Eggs"}]}"#
+                ))
+    }
+}
