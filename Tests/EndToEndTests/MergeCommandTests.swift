@@ -111,6 +111,21 @@ struct MergeCommandTests {
         let wrong = lines.first { $0.hasPrefix("  rejected  wrong.json") } ?? ""
         #expect(wrong.contains(": the file is named for device 'wrong'") && !wrong.contains(": rejected:"), "\(run.stdout)")
         #expect(run.stdout.contains("Sources: 32 read") && run.stdout.contains("Records: 32 added"))
+
+        // And status sums each device's clean parts up in one line too, unless asked for every file
+        let status = try workspace.run(["status"] + workspace.location())
+        #expect(status.status == 0, "\(status)")
+        let sourceLines = status.stdout.split(separator: "\n").map(String.init).filter { $0.hasPrefix("  ") && !$0.hasPrefix("      ") }
+        #expect(sourceLines.contains { $0.hasPrefix("  laptop.*.json (16 parts)") && $0.contains(" own ") && $0.contains("generation 4, last merged ") }, "\(status.stdout)")
+        #expect(sourceLines.contains { $0.hasPrefix("  phone.*.json (16 parts)") && $0.contains("generation 5, last merged ") }, "\(status.stdout)")
+        #expect(sourceLines.contains { $0.hasPrefix("  tv.json") } && sourceLines.contains { $0.hasPrefix("  wrong.json") }, "\(status.stdout)")
+        #expect(status.stdout.contains("      problem: "), "\(status.stdout)")
+        #expect(!sourceLines.contains { $0.hasPrefix("  laptop.0.json") }, "\(status.stdout)")
+        let every = try workspace.run(["status", "--all-files"] + workspace.location())
+        #expect(every.stdout.contains("  laptop.0.json ") && every.stdout.contains("  phone.F.json "), "\(every.stdout)")
+        #expect(!every.stdout.contains("(16 parts)"), "\(every.stdout)")
+        let json = try #require(try workspace.run(["status", "--json"] + workspace.location()).json() as? [String: Any])
+        #expect((json["sources"] as? [[String: Any]])?.count == 35)  // 32 parts, tv, wrong, this device's own file
     }
 
     @Test("settings come from SYNCD_* variables when no option is given")
