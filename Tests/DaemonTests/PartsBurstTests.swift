@@ -78,3 +78,48 @@ extension DaemonTests {
         #expect(after.passes - before.passes == 1, "passes that read files: \(after.passes - before.passes)\n\(daemon.log)")
     }
 }
+
+extension DaemonTests {
+    @Test(
+        "files that change while syncd's pass waits for another process's lock on the state directory are read by that pass, and bring no second pass"
+    )
+    func changesWhileWaitingForTheLock() throws {
+        // Given a running syncd, logging at debug (each event it takes, each pass it starts)
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        let daemon = try Daemon("desk", in: sandbox, logLevel: "debug")
+        defer { daemon.stop() }
+        try daemon.waitUntilReady()
+        #expect(eventually(within: 10) { sandbox.read("desk.json") != nil })
+        func starts() -> Int { daemon.log.components(separatedBy: "merge pass starting").count - 1 }
+        func delivered(_ part: (name: String, bytes: [UInt8])) throws {
+            try Data(part.bytes).write(to: URL(fileURLWithPath: sandbox.shared + "/.incoming-" + part.name))
+            rename(sandbox.shared + "/.incoming-" + part.name, sandbox.shared + "/" + part.name)
+        }
+
+        // When another process holds the state directory's lock (as `syncctl put` does while it
+        // merges and publishes), a peer's part arrives and syncd's pass starts and waits for the
+        // lock, and a second part arrives meanwhile, its event taken
+        let lock = open(sandbox.state("desk") + "/lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        try #require(lock >= 0 && flock(lock, LOCK_EX) == 0)
+        var locked = true
+        defer { if locked { close(lock) } }
+        let before = starts()
+        try delivered(Self.peerPart("phone", prefix: 1, records: 3))
+        #expect(eventually(within: 30) { starts() == before + 1 }, "\(daemon.log)")
+        try delivered(Self.peerPart("phone", prefix: 2, records: 3))
+        #expect(
+            eventually(within: 30) { daemon.log.contains("folder changed file=phone.2.json") }, "\(daemon.log)")
+        let counted = Self.filesRead(in: daemon.log)
+        close(lock)
+        locked = false
+
+        // Then the waiting pass reads both parts, and no pass starts after it for the second one
+        // (its change came before the pass listed the folder). Another part, later, is a pass of its own.
+        #expect(eventually(within: 30) { Self.filesRead(in: daemon.log).files == counted.files + 2 }, "\(daemon.log)")
+        try delivered(Self.peerPart("phone", prefix: 3, records: 3))
+        #expect(eventually(within: 30) { Self.filesRead(in: daemon.log).files == counted.files + 3 }, "\(daemon.log)")
+        #expect(starts() == before + 2, "\(daemon.log)")
+        #expect(Self.filesRead(in: daemon.log).passes == counted.passes + 2, "\(daemon.log)")
+    }
+}

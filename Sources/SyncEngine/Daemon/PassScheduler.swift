@@ -96,6 +96,20 @@ final class PassScheduler: Sendable {
         }
     }
 
+    /// Drops the pending request's changed files and store, which a pass about to list the folder
+    /// and read the store covers: their events came before it (a `syncctl put` beside syncd
+    /// commits, renames its parts in and unlocks while syncd's pass waits for the lock; the
+    /// renames' events would otherwise bring a second pass that finds nothing to do). A pending
+    /// reread of every file stays, and a file still being written in place still settles.
+    func dropCovered() {
+        state.withLock { state in
+            guard var request = state.pending else { return }
+            request.folderChanged = false
+            request.storeMayHaveChanged = false
+            state.pending = request == PassRequest() ? nil : request
+        }
+    }
+
     /// Takes the pending request, nil when there is none.
     func take() -> PassRequest? {
         state.withLock { state in

@@ -17,6 +17,7 @@ extension SyncService {
                 // This process's own publication: its pass already recorded the file.
                 if change == .completed, device.isOwnRename(name) { continue }
                 scheduler.fileChanged(name, complete: change == .completed)
+                logger.debug("folder changed", metadata: ["file": "\(name)", "file.complete": "\(change == .completed)"])
             case .entryChanged(let directory, let name, _) where directory == state:
                 guard name.hasPrefix("store.sqlite") else { continue }
                 scheduler.request { $0.storeMayHaveChanged = true }

@@ -247,12 +247,19 @@ public final class SyncService: Service, Sendable {
             // Only the store changed, and only by this process: nothing to do.
             if !changed && !request.folderChanged && !request.rereadAll { return (nil, []) }
         }
+        logger.debug(
+            "merge pass starting",
+            metadata: [
+                "pass.folderChanged": "\(request.folderChanged)", "pass.storeChanged": "\(request.storeMayHaveChanged)",
+                "pass.rereadAll": "\(request.rereadAll)",
+            ])
         let started = ContinuousClock.now
         // A pass reads the folder by its path: the directory it names now is the one watched.
         let now = WatchedFolder(device.folder.path)
         let rereadAll = followFolderPathIfMoved(now) || request.rereadAll
         let unmounted =
             now.map(isBareMountPoint) == true ? "it is not mounted (it was a mount point when last watched)" : nil
+        let scheduler = scheduler
         let outcome: Result<MergeReport, any Error> = await withCheckedContinuation { done in
             DispatchQueue.global(qos: .utility).async {
                 done.resume(
@@ -261,7 +268,7 @@ public final class SyncService: Service, Sendable {
                         if let unmounted {
                             throw EngineError.sharedFolderMissing(path: device.folder.path, reason: unmounted)
                         }
-                        return try device.merge(rereadAll: rereadAll)
+                        return try device.merge(rereadAll: rereadAll, whenLocked: scheduler.dropCovered)
                     })
             }
         }

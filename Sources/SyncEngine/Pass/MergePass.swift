@@ -20,10 +20,16 @@ extension SyncDevice {
     ///   cannot be published, return the report with ``MergeReport/publishFailure`` set rather
     ///   than throw ``EngineError/publishFailed(path:reason:advice:)`` (`syncctl merge` shows
     ///   what merged, then fails).
+    ///
+    /// - Parameter whenLocked: called once the state directory's lock is held, before the folder
+    ///   is listed: whatever changed before then, this pass sees (`syncd` drops the requests for
+    ///   passes it has pending for such changes).
     public func merge(
-        rereadAll: Bool = false, acceptDeletions: Set<String> = [], reportingPublishFailure: Bool = false
+        rereadAll: Bool = false, acceptDeletions: Set<String> = [], reportingPublishFailure: Bool = false,
+        whenLocked: () -> Void = {}
     ) throws -> MergeReport {
         try locked {
+            whenLocked()
             var report = try pass(
                 rereadAll: rereadAll, acceptDeletions: acceptDeletions, reportingPublishFailure: reportingPublishFailure,
                 edit: Optional<(StoreSession, Timestamp) throws -> Void>.none
