@@ -110,12 +110,22 @@ extension DaemonTests {
         try delivered(Self.peerPart("phone", prefix: 2, records: 3))
         #expect(
             eventually(within: 30) { daemon.log.contains("folder changed file=phone.2.json") }, "\(daemon.log)")
+        // (and another process writes the store, as syncctl does: its event taken as well)
+        let storeEvents = daemon.log.components(separatedBy: "store written").count
+        let write = try sandbox.launch(
+            "/usr/bin/sqlite3", [sandbox.state("desk") + "/store.sqlite"], stdin: ".timeout 30000\nPRAGMA user_version = 7;\n"
+        ).wait(timeout: 60)
+        try #require(write.status == 0 && write.stderr.isEmpty, "\(write)")
+        #expect(
+            eventually(within: 30) { daemon.log.components(separatedBy: "store written").count > storeEvents },
+            "\(daemon.log)")
         let counted = Self.filesRead(in: daemon.log)
         close(lock)
         locked = false
 
         // Then the waiting pass reads both parts, and no pass starts after it for the second one
-        // (its change came before the pass listed the folder). Another part, later, is a pass of its own.
+        // or the store (their changes came before the pass listed the folder), nor for the store
+        // events of its own commit. Another part, later, is a pass of its own.
         #expect(eventually(within: 30) { Self.filesRead(in: daemon.log).files == counted.files + 2 }, "\(daemon.log)")
         try delivered(Self.peerPart("phone", prefix: 3, records: 3))
         #expect(eventually(within: 30) { Self.filesRead(in: daemon.log).files == counted.files + 3 }, "\(daemon.log)")

@@ -21,6 +21,7 @@ extension SyncService {
             case .entryChanged(let directory, let name, _) where directory == state:
                 guard name.hasPrefix("store.sqlite") else { continue }
                 scheduler.request { $0.storeMayHaveChanged = true }
+                logger.debug("store written", metadata: ["file": "\(name)"])
             case .entryChanged:
                 continue
             case .overflow:

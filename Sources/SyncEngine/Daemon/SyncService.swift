@@ -268,7 +268,14 @@ public final class SyncService: Service, Sendable {
                         if let unmounted {
                             throw EngineError.sharedFolderMissing(path: device.folder.path, reason: unmounted)
                         }
-                        return try device.merge(rereadAll: rereadAll, whenLocked: scheduler.dropCovered)
+                        return try device.merge(rereadAll: rereadAll) {
+                            // What changed before now, this pass reads: the pending requests for
+                            // it go, and the store's state as other processes left it is the one
+                            // the next store event is compared with.
+                            scheduler.dropCovered()
+                            let token = try? device.store.externalChangeToken()
+                            self.passes.withLock { $0.storeToken = token }
+                        }
                     })
             }
         }
