@@ -90,23 +90,20 @@ enum FieldsCoding {
 
 /// Fields an edit carries over: members the stored version had that this release does not write,
 /// at the top level, inside objects present in both (an address's `zip` this release does not
-/// know), and inside the objects of arrays present in both (a step's `timer` in a recipe's
-/// `steps`). A known optional the app sets to nil is not among them, so it is removed as expected.
-/// An object the app replaces keeps the unknown keys of the one it replaces: they are not lost,
-/// though they may belong with the old content.
+/// know), and inside the objects that are elements of arrays present in both (a step's `timer` in
+/// a recipe's `steps`; not inside arrays of arrays). A known optional the app sets to nil is not
+/// among them, so it is removed as expected. An object the app replaces keeps the unknown keys of
+/// the one it replaces: they are not lost, though they may belong with the old content.
 ///
-/// An array's elements have no key to find them by, so an element's leftovers go to the element
-/// the app writes that is (``ElementLeftovers/place(in:claimed:)``): the one still written as it
-/// was read, wherever the app moved it; else the one with the same `id` member; else, when the
-/// array kept its length, the one at the same position. An element the app removed takes its
-/// leftovers with it, unless the array kept its length (then the element now in its place gets
-/// them, as a replaced object does).
+/// An array's elements have no key to find them by: see ``ElementLeftovers`` for how each stored
+/// element is paired with what this release wrote of it, and found again in what the app writes.
 struct Leftovers: Hashable, Sendable {
     /// Members to carry over whole.
     var members = JSONObject()
     /// Leftovers inside the object under each key.
     var inside: [String: Leftovers] = [:]
-    /// Leftovers inside the objects of the array under each key.
+    /// Every element of the array under each key, as read (with or without leftovers: those
+    /// without hold their place when the leftovers are placed), when any element has leftovers.
     var inArrays: [String: [ElementLeftovers]] = [:]
 
     var isEmpty: Bool { members.count == 0 && inside.isEmpty && inArrays.isEmpty }
@@ -128,21 +125,9 @@ struct Leftovers: Hashable, Sendable {
                 nested.add(storedInner, notIn: writtenInner)
                 if !nested.isEmpty { inside[match.key] = nested }
             case (.array(let storedItems), .array(let writtenItems)) where storedItems.count == writtenItems.count:
-                // Element by element: the read value writes one element for each it read (a model
-                // that drops some while reading leaves nothing to line them up by).
-                var elements: [ElementLeftovers] = []
-                for (position, (storedItem, writtenItem)) in zip(storedItems, writtenItems).enumerated() {
-                    guard case .object(let storedInner) = storedItem, case .object(let writtenInner) = writtenItem
-                    else { continue }
-                    var nested = Leftovers()
-                    nested.add(storedInner, notIn: writtenInner)
-                    if !nested.isEmpty {
-                        elements.append(
-                            ElementLeftovers(
-                                position: position, count: storedItems.count, written: writtenItem, leftovers: nested))
-                    }
-                }
-                if !elements.isEmpty { inArrays[match.key, default: []].append(contentsOf: elements) }
+                // (A model that drops elements while reading leaves nothing to pair them by.)
+                let elements = ElementLeftovers.elements(of: storedItems, writtenAs: writtenItems)
+                if elements.contains(where: { !$0.leftovers.isEmpty }) { inArrays[match.key] = elements }
             default:
                 break
             }
@@ -170,23 +155,93 @@ struct Leftovers: Hashable, Sendable {
     }
 }
 
-/// The leftovers of one object in an array, and what finds it again in the array the app writes.
+/// One element of an array as read: what this release wrote of it, where, and the keys it does
+/// not know (its leftovers, often none).
+///
+/// When a record is read, each stored element is paired with the written element that is what
+/// this release writes of it (every member it writes is the stored one's, with the same value),
+/// wherever the model put it (a `Set`, a decoder that sorts): its own position first. When the
+/// app writes the array again, each element's leftovers go to (``place(_:in:)``):
+/// 1. the element still written as it was read, at its old position, else elsewhere (the app
+///    moved it, or inserted others before it);
+/// 2. else the element with the same `id` member (a string or a number); an element whose `id`
+///    no element has any more was removed, and its leftovers go with it;
+/// 3. else, when the array kept its length, the element at its old position (the app edited it).
+/// Elements written alike are told apart only by their order: removing one of two may leave the
+/// other with the removed one's leftovers. An `id` member tells them apart.
 struct ElementLeftovers: Hashable, Sendable {
-    /// Where it was in the array as read, and how long that array was.
+    /// Where this release wrote it, in an array of `count` elements.
     var position: Int
     var count: Int
     /// The element as this release wrote it when it was read.
     var written: JSONValue
     var leftovers: Leftovers
 
-    /// The element of `items` each of `elements` goes to, each element of `items` taken once: first
-    /// every element still written as it was read (wherever it moved; an edit elsewhere in the
-    /// record leaves them all so), then by the same `id` member (a string or a number), then, when
-    /// `items` kept the length the array had, by position. Elements matched by none are left out.
+    /// Each of `stored` with what `written` (this release's writing of the same array) holds of it.
+    static func elements(of stored: [JSONValue], writtenAs written: [JSONValue]) -> [ElementLeftovers] {
+        // Each stored element's written element: the same position when it is its writing, else
+        // the first free one that is, else its own position if free, else the first free one.
+        var pairs = [Int?](repeating: nil, count: stored.count)
+        var used = Set<Int>()
+        for index in stored.indices where isWriting(written[index], of: stored[index]) {
+            pairs[index] = index
+            used.insert(index)
+        }
+        for index in stored.indices where pairs[index] == nil {
+            if let other = written.indices.first(where: { !used.contains($0) && isWriting(written[$0], of: stored[index]) }) {
+                pairs[index] = other
+                used.insert(other)
+            }
+        }
+        var free = written.indices.filter { !used.contains($0) }[...]
+        for index in stored.indices where pairs[index] == nil {
+            let other = used.contains(index) ? free.popFirst() ?? index : index
+            free.removeAll { $0 == other }
+            pairs[index] = other
+            used.insert(other)
+        }
+        return stored.indices.map { index in
+            let position = pairs[index] ?? index
+            var leftovers = Leftovers()
+            if case .object(let storedObject) = stored[index], case .object(let writtenObject) = written[position] {
+                leftovers.add(storedObject, notIn: writtenObject)
+            }
+            return ElementLeftovers(position: position, count: stored.count, written: written[position], leftovers: leftovers)
+        }
+    }
+
+    /// Whether `written` is what a release that knows fewer keys writes of `stored`: every member
+    /// it has is stored's, with such a value.
+    static func isWriting(_ written: JSONValue, of stored: JSONValue) -> Bool {
+        switch (written, stored) {
+        case (.object(let writtenObject), .object(let storedObject)):
+            return writtenObject.allSatisfy { member in
+                storedObject[member.key].map { isWriting(member.value, of: $0) } ?? false
+            }
+        case (.array(let writtenItems), .array(let storedItems)):
+            return writtenItems.count == storedItems.count && zip(writtenItems, storedItems).allSatisfy(isWriting)
+        default:
+            return written == stored
+        }
+    }
+
+    /// The element of `items` (the array the app writes) that each element with leftovers goes
+    /// to, each element of `items` taken once, in the order the type's comment gives.
     static func place(_ elements: [ElementLeftovers], in items: [JSONValue]) -> [(ElementLeftovers, Int)] {
         var placed: [(ElementLeftovers, Int)] = []
         var taken = Set<Int>()
         var left = elements
+        func take(_ element: ElementLeftovers, at index: Int) {
+            taken.insert(index)
+            placed.append((element, index))
+        }
+        func id(_ value: JSONValue) -> JSONValue? {
+            guard case .object(let object) = value, let id = object["id"] else { return nil }
+            switch id {
+            case .string, .number: return id
+            default: return nil
+            }
+        }
         func match(_ keyOf: (JSONValue) -> JSONValue?) {
             var candidates: [JSONValue: [Int]] = [:]
             for index in items.indices.reversed() where !taken.contains(index) {
@@ -194,23 +249,23 @@ struct ElementLeftovers: Hashable, Sendable {
             }
             left.removeAll { element in
                 guard let key = keyOf(element.written), let index = candidates[key]?.popLast() else { return false }
-                taken.insert(index)
-                placed.append((element, index))
+                take(element, at: index)
                 return true
             }
         }
+        left.removeAll { element in
+            guard items.indices.contains(element.position), !taken.contains(element.position),
+                items[element.position] == element.written
+            else { return false }
+            take(element, at: element.position)
+            return true
+        }
         match { $0 }
-        match { value in
-            guard case .object(let object) = value, let id = object["id"] else { return nil }
-            switch id {
-            case .string, .number: return id
-            default: return nil
-            }
-        }
+        match(id)
+        left.removeAll { id($0.written) != nil }
         for element in left where items.count == element.count && !taken.contains(element.position) {
-            taken.insert(element.position)
-            placed.append((element, element.position))
+            take(element, at: element.position)
         }
-        return placed
+        return placed.filter { !$0.0.leftovers.isEmpty }
     }
 }

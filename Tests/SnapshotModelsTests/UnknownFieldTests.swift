@@ -166,6 +166,22 @@ enum Recipe: SyncedModel {
     typealias ReadOnly = RecipeV1
 }
 
+struct TagV1: Codable, Hashable, Sendable {
+    var label: String
+}
+
+/// Its tags are a `Set`: they encode in no stable order.
+struct TaggedV1: ModelVersion {
+    static let schemaVersion: Int64 = 1
+    var name: String
+    var tags: Set<TagV1>
+}
+
+enum Tagged: SyncedModel {
+    static let typeName = "Tagged"
+    typealias ReadOnly = TaggedV1
+}
+
 struct ChecklistItemV1: Codable, Hashable, Sendable {
     var id: String
     var title: String
@@ -188,12 +204,18 @@ struct UnknownKeysInArraysTests {
         #"{"name": "Soup", "steps": [{"text": "chop", "timer": 30}, {"text": "boil", "heat": "high"}]}"#
 
     private func edited(_ stored: String, _ edit: (inout RecipeV1) -> Void) throws -> JSONObject? {
+        try edited(stored, as: Recipe.self, edit)
+    }
+
+    private func edited<Model: SyncedModel>(
+        _ stored: String, as model: Model.Type, _ edit: (inout Model.ReadOnly) -> Void
+    ) throws -> JSONObject? {
         let sandbox = try Sandbox()
         defer { sandbox.remove() }
         let store = try sandbox.store("desk")
         let id = RecordID.random()
-        _ = try store.device.put(id: id, type: "Recipe", fields: fields(stored), schemaVersion: 1)
-        let read = try #require(try store.record(id, as: Recipe.self))
+        _ = try store.device.put(id: id, type: Model.typeName, fields: fields(stored), schemaVersion: 1)
+        let read = try #require(try store.record(id, as: Model.self))
         var value = read.value
         edit(&value)
         _ = try store.update(read, to: value)
@@ -252,5 +274,52 @@ struct UnknownKeysInArraysTests {
                 == fields(
                     #"{"items": [{"id": "c", "title": "Bread"}, {"id": "a", "title": "Oat milk", "due": "Monday"}, {"id": "b", "title": "Eggs"}]}"#
                 ))
+    }
+
+    @Test("elements written alike are told apart by their position: an in-place edit of one keeps each one's keys")
+    func alikeElements() throws {
+        #expect(
+            try edited(#"{"name": "Soup", "steps": [{"text": "stir", "timer": 30}, {"text": "stir", "timer": 60}]}"#) {
+                $0.steps[0].text = "whisk"
+            } == fields(#"{"name": "Soup", "steps": [{"text": "whisk", "timer": 30}, {"text": "stir", "timer": 60}]}"#))
+        #expect(
+            try edited(Self.soup) { $0.steps[0].text = "boil" }
+                == fields(#"{"name": "Soup", "steps": [{"text": "boil", "timer": 30}, {"text": "boil", "heat": "high"}]}"#))
+    }
+
+    @Test("the elements of a Set (written in any order) keep their own keys")
+    func setElements() throws {
+        let labels = ["a", "b", "c", "d", "e", "f"]
+        let tags = labels.map { #"{"label": "\#($0)", "color": "color of \#($0)"}"# }.joined(separator: ", ")
+        let result = try #require(try edited(#"{"name": "box", "tags": [\#(tags)]}"#, as: Tagged.self) { $0.name = "crate" })
+        guard case .array(let items)? = result["tags"] else {
+            Issue.record("no tags in \(result)")
+            return
+        }
+        #expect(items.count == 6)
+        for case .object(let tag) in items {
+            guard case .string(let label)? = tag["label"] else { continue }
+            #expect(tag["color"] == .string("color of \(label)"), "\(result)")
+        }
+    }
+
+    @Test("an element removed by id takes its keys with it, even when another takes its place")
+    func removedByID() throws {
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        let store = try sandbox.store("desk")
+        let id = RecordID.random()
+        _ = try store.device.put(
+            id: id, type: "Checklist",
+            fields: fields(#"{"items": [{"id": "a", "title": "Milk", "due": "Monday"}, {"id": "b", "title": "Eggs"}]}"#),
+            schemaVersion: 1)
+        let read = try #require(try store.record(id, as: Checklist.self))
+        var value = read.value
+        value.items.removeFirst()
+        value.items.append(ChecklistItemV1(id: "c", title: "Bread"))
+        _ = try store.update(read, to: value)
+        #expect(
+            try store.device.record(id)?.version.fields
+                == fields(#"{"items": [{"id": "b", "title": "Eggs"}, {"id": "c", "title": "Bread"}]}"#))
     }
 }
