@@ -55,14 +55,13 @@ extension ModelStore {
     /// Resolves every conflict of the record with new content in this release's shape.
     ///
     /// - Throws: ``ModelError/newerSchema(id:type:stored:known:)`` when a newer release wrote the
-    ///   current version: new content in this release's shape would drop what that one knows
-    ///   (keep a candidate whole with ``resolve(_:keeping:)`` instead).
+    ///   current version or any other candidate: new content in this release's shape would drop
+    ///   what that one knows (keep a candidate whole with ``resolve(_:keeping:)`` instead).
     public func resolve<Model: SyncedModel>(_ conflict: ModelConflict<Model>, with value: Model.ReadOnly) throws {
         var fields = try FieldsCoding.encodeReadably(value, as: Model.self)
-        let current = conflict.stored.version
-        if current.schemaVersion > Model.schemaVersion && !current.deleted {
-            throw ModelError.newerSchema(
-                id: conflict.id, type: Model.typeName, stored: current.schemaVersion, known: Model.schemaVersion)
+        let versions = [conflict.stored.version] + conflict.stored.conflicts
+        if let newest = versions.filter({ !$0.deleted }).map(\.schemaVersion).max(), newest > Model.schemaVersion {
+            throw ModelError.newerSchema(id: conflict.id, type: Model.typeName, stored: newest, known: Model.schemaVersion)
         }
         try checkUnchanged(conflict)
         conflict.leftoverFields.carry(into: &fields)

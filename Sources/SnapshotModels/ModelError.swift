@@ -33,13 +33,13 @@ public enum ModelError: Error, Hashable, Sendable, CustomStringConvertible {
         case .newerSchema(let id, let type, let stored, let known):
             "\(type) \(id) was written with schemaVersion \(stored), and this app knows up to \(known): it is kept as it is; update the app to edit it"
         case .unreadable(let id, let type, let reason):
-            "\(type) \(id) cannot be read as this app's model (\(reason)); it is kept as it is: fix the writer, or resolve it with a new version"
+            "\(type) \(id) cannot be read as this app's model (\(reason)); it is kept as it is: fix the writer, or have a person replace its fields (syncctl put --type \(type) --id \(id))"
         case .changedSinceRead(let id):
             "record \(id) changed since it was read (another device's version arrived): read it again and repeat the edit"
         case .noSuchRecord(let id, let type):
-            "there is no \(type) with id \(id) (or it is deleted)"
+            "there is no \(type) with id \(id) (or it is deleted, perhaps by another device): read the records again"
         case .otherType(let id, let expected, let actual):
-            "record \(id) is a \(actual), not a \(expected)"
+            "record \(id) is a \(actual), not a \(expected): use another id (insert without one picks a random id)"
         case .alreadyExists(let id):
             "a record with id \(id) exists already: use update to change it"
         case .notInConflict(let id):

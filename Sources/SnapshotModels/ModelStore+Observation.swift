@@ -18,12 +18,15 @@ extension ModelStore {
     /// are the model's records read again, and compared with the last ones seen. The polling runs
     /// in the task that iterates the stream, and stops when that task is cancelled or stops.
     ///
+    /// `interval` is taken between 10 ms and one day (a shorter one would poll without pause).
+    ///
     /// - Important: a stream has one consumer. Changes made by calling the ``SyncDevice`` directly
     ///   in this process are not seen: go through the store (``sync()``).
     public func changes<Model: SyncedModel>(
         of model: Model.Type, every interval: Duration = .milliseconds(500)
     ) -> AsyncStream<ModelChange> {
         let watch = ModelWatch(store: self, type: Model.typeName)
+        let interval = min(max(interval, .milliseconds(10)), .seconds(86_400))
         return AsyncStream(unfolding: { await watch.next(every: interval) })
     }
 }

@@ -1,7 +1,8 @@
 /// One released shape of a model's fields: a Codable value that is exactly what goes on the wire.
 ///
-/// Keep it a plain struct of `let` properties (Codable, Equatable, Hashable). Once a release has
-/// shipped a version, never change it: add a new one (`V2`) and a step to the model's
+/// Keep it a plain struct of stored properties (Codable, Equatable, Hashable; `var` is fine: a
+/// value is a copy, edited and saved with `ModelStore.update`). Once a release has shipped a
+/// version, never change it: add a new one (`V2`) and a step to the model's
 /// ``MigrationPlan`` instead. A new field in a later version must be optional, so that a
 /// lightweight step can read the older fields as they are.
 public protocol ModelVersion: Codable, Hashable, Sendable {

@@ -139,6 +139,34 @@ struct UnknownFieldTests {
         #expect(try desk.device.record(made.id)?.version.schemaVersion == 3)
     }
 
+    @Test("resolving with new content is refused when a newer release wrote another candidate, even one that lost")
+    func resolveOverNewerCandidate() throws {
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        let laptop = try sandbox.store("laptop")
+        let made = try laptop.insert(PantryV2(name: "Eggs", amount: "6"), as: PantryRelease2.self)
+        // The phone, on release 3, edits it apart; the laptop's later edit wins the last-writer order
+        let trip = try sandbox.copyOfShared("trip")
+        let phone = try sandbox.device("phone", folder: trip)
+        _ = try phone.merge()
+        sandbox.clock.advance()
+        _ = try phone.put(
+            id: made.id, type: "PantryItem", fields: fields(#"{"name": "Eggs", "quantity": 6, "unit": "box"}"#),
+            schemaVersion: 3)
+        sandbox.clock.advance()
+        _ = try laptop.update(made, to: PantryV2(name: "Eggs", amount: "12"))
+        try sandbox.deliver("phone", from: trip)
+        _ = try laptop.sync()
+        let conflict = try #require(try laptop.conflicts(of: PantryRelease2.self).first)
+        #expect(try laptop.device.record(made.id)?.version.schemaVersion == 2)
+        sandbox.clock.advance()
+        #expect(throws: ModelError.self) { try laptop.resolve(conflict, with: PantryV2(name: "Eggs", amount: "12")) }
+        #expect(try laptop.device.record(made.id)?.conflicts.count == 1)
+        // Keeping a candidate whole stays a person's choice
+        try laptop.resolve(conflict, keeping: 0)
+        #expect(try laptop.device.record(made.id)?.conflicts.isEmpty == true)
+    }
+
     @Test("a field unknown to the previous version that the next one reuses for something else stays behind in a custom step, rather than make the record unreadable")
     func customStepDoesNotResurrectAReusedName() throws {
         let sandbox = try Sandbox()
