@@ -11,6 +11,9 @@ public enum ModelError: Error, Hashable, Sendable, CustomStringConvertible {
     case unreadable(id: RecordID, type: String, reason: String)
     /// The record changed (another device's version was merged) since it was read.
     case changedSinceRead(id: RecordID)
+    /// The record holds this device's own concurrent edit as a conflict, which an edit would
+    /// supersede (a device's new version supersedes every earlier one of its own): resolve instead.
+    case ownConflict(id: RecordID, type: String)
     /// No such record, or it is deleted.
     case noSuchRecord(id: RecordID, type: String)
     /// The record exists with another type.
@@ -36,6 +39,8 @@ public enum ModelError: Error, Hashable, Sendable, CustomStringConvertible {
             "\(type) \(id) cannot be read as this app's model (\(reason)); it is kept as it is: fix the writer, or have a person replace its fields (syncctl put --type \(type) --id \(id))"
         case .changedSinceRead(let id):
             "record \(id) changed since it was read (another device's version arrived): read it again and repeat the edit"
+        case .ownConflict(let id, let type):
+            "\(type) \(id) holds this device's own concurrent edit as a conflict, which an edit would supersede unseen: resolve the conflict instead (conflicts(of:), then resolve(_:with:) for new content or resolve(_:keeping:))"
         case .noSuchRecord(let id, let type):
             "there is no \(type) with id \(id) (or it is deleted, perhaps by another device): read the records again"
         case .otherType(let id, let expected, let actual):

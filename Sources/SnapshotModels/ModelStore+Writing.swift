@@ -150,6 +150,13 @@ extension ModelStore {
         if !allowingForeign && held.version.modifiedBy != thisDevice {
             throw ModelError.foreignRecord(id: record.id, type: Model.typeName, madeBy: held.version.modifiedBy)
         }
+        // A new version of this device supersedes its own earlier ones, a conflict among them
+        // (the contract's rule for a put: version vectors cannot keep two of one device apart).
+        // Made by a person here but not chosen away by one: refused, so that a conflict is settled
+        // by resolving it, never by an edit of the version shown.
+        if held.conflicts.contains(where: { $0.modifiedBy == thisDevice && !$0.hasSameContent(as: held.version) }) {
+            throw ModelError.ownConflict(id: record.id, type: Model.typeName)
+        }
     }
 
     /// The record `id` as now held, read as `model`.

@@ -113,3 +113,43 @@ struct RaceTests {
         }
     }
 }
+
+@Suite("Models: this device's own concurrent edit kept as a conflict")
+struct OwnConflictTests {
+    @Test("an edit of a record holding this device's own concurrent edit as a conflict is refused (it would supersede it unseen); resolving settles it")
+    func editOverOwnConflictRefused() throws {
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        // Given: the laptop edits the record (amount 12) while the phone, offline, edits it too,
+        // later; back in step, the phone's version is current and the laptop's a conflict
+        let laptop = try sandbox.store("laptop")
+        let made = try laptop.insert(PantryV2(name: "Eggs", amount: "6"), as: PantryRelease2.self)
+        let trip = try sandbox.copyOfShared("trip")
+        let phone = try sandbox.store("phone", folder: trip)
+        _ = try phone.sync()
+        let phoneCopy = try #require(try phone.record(made.id, as: PantryRelease2.self))
+        sandbox.clock.advance()
+        _ = try laptop.update(made, to: PantryV2(name: "Eggs", amount: "12"))
+        sandbox.clock.advance()
+        _ = try phone.updateForeign(phoneCopy, to: PantryV2(name: "Eggs", amount: "6", note: "large"))
+        try sandbox.deliver("phone", from: trip)
+        _ = try laptop.sync()
+        let record = try #require(try laptop.record(made.id, as: PantryRelease2.self))
+        #expect(record.unresolvedConflicts == 1 && record.modifiedBy == DeviceID("phone"))
+
+        // When a person on the laptop edits the version shown, or deletes the record
+        var value = record.value
+        value.note = "free range"
+        sandbox.clock.advance()
+        // Then both are refused, and the laptop's own edit is still there
+        #expect(throws: ModelError.ownConflict(id: made.id, type: "PantryItem")) { try laptop.updateForeign(record, to: value) }
+        #expect(throws: ModelError.ownConflict(id: made.id, type: "PantryItem")) { try laptop.deleteForeign(record) }
+        #expect(try laptop.device.record(made.id)?.conflicts.map { $0.fields["amount"] } == [.string("12")])
+        // And resolving with new content settles it
+        let conflict = try #require(try laptop.conflicts(of: PantryRelease2.self).first)
+        try laptop.resolve(conflict, with: PantryV2(name: "Eggs", amount: "12", note: "free range"))
+        let settled = try #require(try laptop.record(made.id, as: PantryRelease2.self))
+        #expect(settled.unresolvedConflicts == 0 && settled.value.amount == "12")
+        _ = try laptop.update(settled, to: PantryV2(name: "Eggs", amount: "10", note: "free range"))
+    }
+}
