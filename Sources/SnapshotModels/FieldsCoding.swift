@@ -134,6 +134,13 @@ struct Leftovers: Hashable, Sendable {
         }
     }
 
+    /// Takes `other`'s leftovers where these have nothing under their key (their own stay).
+    mutating func adopt(_ other: Leftovers) {
+        for (key, value) in other.members where members[key] == nil { members[key] = value }
+        for (key, nested) in other.inside { inside[key, default: Leftovers()].adopt(nested) }
+        for (key, elements) in other.inArrays where inArrays[key] == nil { inArrays[key] = elements }
+    }
+
     /// Puts the leftovers into `fields` where the app's new value has nothing under their key.
     func carry(into fields: inout JSONObject) {
         let present = Set(fields.keys)

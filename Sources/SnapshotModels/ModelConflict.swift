@@ -94,7 +94,9 @@ extension ModelStore {
                 switch decode(version, as: model) {
                 case .success(let (decoded, unknown)):
                     value = decoded
-                    if index == 0 { leftovers = unknown }
+                    // New content resolves every version: it carries what any of them held that this
+                    // release does not know, the current version's first.
+                    leftovers.adopt(unknown)
                 case .failure(let reason):
                     problem = PassedOverRecord(id: record.id, version: version, reason: reason).explanation
                 }

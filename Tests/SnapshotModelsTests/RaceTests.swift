@@ -152,4 +152,35 @@ struct OwnConflictTests {
         #expect(settled.unresolvedConflicts == 0 && settled.value.amount == "12")
         _ = try laptop.update(settled, to: PantryV2(name: "Eggs", amount: "10", note: "free range"))
     }
+
+    @Test("resolving with new content keeps the fields this release does not know of every candidate, not only the current one's")
+    func resolveKeepsEveryCandidatesUnknownFields() throws {
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        // Given: the laptop's version (a field this release does not know, "brand") loses to the phone's
+        let laptop = try sandbox.store("laptop")
+        let made = try laptop.insert(PantryV2(name: "Eggs", amount: "6"), as: PantryRelease2.self)
+        let trip = try sandbox.copyOfShared("trip")
+        let phone = try sandbox.store("phone", folder: trip)
+        _ = try phone.sync()
+        let phoneCopy = try #require(try phone.record(made.id, as: PantryRelease2.self))
+        sandbox.clock.advance()
+        _ = try laptop.device.put(
+            id: made.id, type: "PantryItem", fields: fields(#"{"name": "Eggs", "amount": "12", "brand": "Happy Hens"}"#),
+            schemaVersion: 2, expecting: .current(try #require(try laptop.device.record(made.id)).version))
+        sandbox.clock.advance()
+        _ = try phone.updateForeign(phoneCopy, to: PantryV2(name: "Eggs", amount: "6", note: "large"))
+        try sandbox.deliver("phone", from: trip)
+        _ = try laptop.sync()
+        let conflict = try #require(try laptop.conflicts(of: PantryRelease2.self).first)
+
+        // When a person resolves with new content built from both
+        sandbox.clock.advance()
+        try laptop.resolve(conflict, with: PantryV2(name: "Eggs", amount: "12", note: "large"))
+
+        // Then the losing candidate's "brand" is kept
+        let held = try #require(try laptop.device.record(made.id))
+        #expect(held.conflicts.isEmpty)
+        #expect(held.version.fields == fields(#"{"name": "Eggs", "amount": "12", "note": "large", "brand": "Happy Hens"}"#))
+    }
 }
