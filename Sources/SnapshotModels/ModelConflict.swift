@@ -28,7 +28,8 @@ public struct ModelConflict<Model: SyncedModel>: Hashable, Sendable, Identifiabl
     public let candidates: [Candidate]
     /// The record as held when read, to notice a change before resolving.
     let stored: ReadOnly.Record
-    /// Fields of the current version this release does not know, kept by a resolution with new content.
+    /// Fields of the candidates this release does not know (the current version's first), kept by
+    /// a resolution with new content.
     let leftoverFields: Leftovers
 }
 
@@ -41,9 +42,20 @@ extension ModelStore {
         }
     }
 
+    /// Resolves every conflict of the record by keeping `candidate`'s content as it is (one of
+    /// `conflict.candidates`), as the method below does with its index.
+    public func resolve<Model: SyncedModel>(
+        _ conflict: ModelConflict<Model>, keeping candidate: ModelConflict<Model>.Candidate
+    ) throws {
+        try resolve(conflict, keeping: candidate.index)
+    }
+
     /// Resolves every conflict of the record by keeping one candidate's content as it is (it keeps
     /// its `schemaVersion`); any device's record may be resolved: choosing is a person's act.
     ///
+    /// - Parameter index: the candidate's ``ModelConflict/Candidate/index`` (0 is the current
+    ///   version), not its position in `candidates`, which leaves out versions whose content is
+    ///   the current one's: passing the candidate itself avoids the mix-up.
     /// - Throws: ``ModelError/changedSinceRead(id:)`` when the record changed since it was read.
     public func resolve<Model: SyncedModel>(_ conflict: ModelConflict<Model>, keeping index: Int) throws {
         try checkUnchanged(conflict)

@@ -114,7 +114,7 @@ struct SavingTests {
         #expect(phoneVersion.value == nil && phoneVersion.storedSchemaVersion == 3)
         #expect(phoneVersion.problem?.contains("newer release") == true)
         // Keeping it keeps the V3 content as it is
-        try laptop.resolve(conflict, keeping: phoneVersion.index)
+        try laptop.resolve(conflict, keeping: phoneVersion)
         let held = try #require(try laptop.device.record(made.id))
         #expect(held.conflicts.isEmpty && held.version.schemaVersion == 3)
         #expect(held.version.fields == fields(#"{"name": "Flour", "quantity": 2, "unit": "kg"}"#))
