@@ -17,9 +17,12 @@ public protocol ModelVersion: Codable, Hashable, Sendable {
 /// enum ShoppingItem: SyncedModel {
 ///     static let typeName = "ShoppingItem"
 ///     typealias ReadOnly = V2
-///     static let migrationPlan = MigrationPlan(V1.self).lightweight(to: V2.self)
+///     static let migrationPlan: MigrationPlan<ReadOnly> = MigrationPlan(V1.self).lightweight(to: V2.self)
 /// }
 /// ```
+///
+/// Give the plan its type, as here: without it, a plan that does not end at `ReadOnly` compiles
+/// as a property of another type, and the default one-version plan is used instead.
 ///
 /// The `ReadOnly` projection is the wire contract; keep the app's own (mutable, UI-facing) types
 /// apart and convert at the edges, so either can change without breaking the other.

@@ -27,5 +27,6 @@ enum ShoppingItemRelease1: SyncedModel {
 enum ShoppingItemRelease2: SyncedModel {
     static let typeName = "ShoppingItem"
     typealias ReadOnly = ShoppingItemV2
-    static let migrationPlan = MigrationPlan(ShoppingItemV1.self).lightweight(to: ShoppingItemV2.self)
+    static let migrationPlan: MigrationPlan<ReadOnly> =
+        MigrationPlan(ShoppingItemV1.self).lightweight(to: ShoppingItemV2.self)
 }
