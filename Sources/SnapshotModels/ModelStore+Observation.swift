@@ -19,6 +19,8 @@ extension ModelStore {
     /// in the task that iterates the stream, and stops when that task is cancelled or stops.
     ///
     /// `interval` is taken between 10 ms and one day (a shorter one would poll without pause).
+    /// Making the stream reads the type's records once, on the calling thread (its starting
+    /// point): call it where a blocking call is allowed.
     ///
     /// - Important: a stream has one consumer. Changes made by calling the ``SyncDevice`` directly
     ///   in this process are not seen: go through the store (``sync()``).
