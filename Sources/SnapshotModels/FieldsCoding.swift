@@ -124,8 +124,11 @@ struct Leftovers: Hashable, Sendable {
                 var nested = inside[match.key] ?? Leftovers()
                 nested.add(storedInner, notIn: writtenInner)
                 if !nested.isEmpty { inside[match.key] = nested }
-            case (.array(let storedItems), .array(let writtenItems)) where storedItems.count == writtenItems.count:
-                // (A model that drops elements while reading leaves nothing to pair them by.)
+            case (.array(let storedItems), .array(let writtenItems))
+            where storedItems.count == writtenItems.count && storedItems != writtenItems
+                && storedItems.contains(where: { if case .object = $0 { true } else { false } }):
+                // (A model that drops elements while reading leaves nothing to pair them by; one
+                // that wrote every element as stored, or an array of no objects, leaves nothing.)
                 let elements = ElementLeftovers.elements(of: storedItems, writtenAs: writtenItems)
                 if elements.contains(where: { !$0.leftovers.isEmpty }) { inArrays[match.key] = elements }
             default:
@@ -173,13 +176,17 @@ struct Leftovers: Hashable, Sendable {
 ///    moved it, or inserted others before it);
 /// 2. else the element with the same `id` member (a string or a number); an element whose `id`
 ///    no element has any more was removed, and its leftovers go with it;
-/// 3. else, when the array kept its length, the element at its old position (the app edited it).
+/// 3. else, when the array kept its length and the model keeps the order of its elements (it
+///    wrote each where it was read), the element at its old position (the app edited it).
 /// Elements written alike are told apart only by their order: removing one of two may leave the
 /// other with the removed one's leftovers. An `id` member tells them apart.
 struct ElementLeftovers: Hashable, Sendable {
     /// Where this release wrote it, in an array of `count` elements.
     var position: Int
     var count: Int
+    /// Whether the model wrote every element of the array where it was read: only then does a
+    /// position say which element is which (a `Set` writes them in any order).
+    var orderKept: Bool
     /// The element as this release wrote it when it was read.
     var written: JSONValue
     var leftovers: Leftovers
@@ -187,12 +194,23 @@ struct ElementLeftovers: Hashable, Sendable {
     /// Each of `stored` with what `written` (this release's writing of the same array) holds of it.
     static func elements(of stored: [JSONValue], writtenAs written: [JSONValue]) -> [ElementLeftovers] {
         // Each stored element's written element: the same position when it is its writing, else
-        // the first free one that is, else its own position if free, else the first free one.
+        // a free one equal to it (found by hash: elements without unknown keys, reordered), else
+        // the first free one that is its writing, else its own position if free, else the first
+        // free one.
         var pairs = [Int?](repeating: nil, count: stored.count)
         var used = Set<Int>()
         for index in stored.indices where isWriting(written[index], of: stored[index]) {
             pairs[index] = index
             used.insert(index)
+        }
+        let orderKept = used.count == stored.count
+        var equal: [JSONValue: [Int]] = [:]
+        for index in written.indices.reversed() where !used.contains(index) { equal[written[index], default: []].append(index) }
+        for index in stored.indices where pairs[index] == nil {
+            if let other = equal[stored[index]]?.popLast(), !used.contains(other) {
+                pairs[index] = other
+                used.insert(other)
+            }
         }
         for index in stored.indices where pairs[index] == nil {
             if let other = written.indices.first(where: { !used.contains($0) && isWriting(written[$0], of: stored[index]) }) {
@@ -213,7 +231,9 @@ struct ElementLeftovers: Hashable, Sendable {
             if case .object(let storedObject) = stored[index], case .object(let writtenObject) = written[position] {
                 leftovers.add(storedObject, notIn: writtenObject)
             }
-            return ElementLeftovers(position: position, count: stored.count, written: written[position], leftovers: leftovers)
+            return ElementLeftovers(
+                position: position, count: stored.count, orderKept: orderKept, written: written[position],
+                leftovers: leftovers)
         }
     }
 
@@ -270,7 +290,7 @@ struct ElementLeftovers: Hashable, Sendable {
         match { $0 }
         match(id)
         left.removeAll { id($0.written) != nil }
-        for element in left where items.count == element.count && !taken.contains(element.position) {
+        for element in left where element.orderKept && items.count == element.count && !taken.contains(element.position) {
             take(element, at: element.position)
         }
         return placed.filter { !$0.0.leftovers.isEmpty }

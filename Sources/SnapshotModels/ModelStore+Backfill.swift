@@ -8,6 +8,10 @@ public struct BackfillReport: Hashable, Sendable {
     public var leftToTheirMakers: [RecordID] = []
     /// Records of this device for which the closure gave no value.
     public var leftEmpty: [RecordID] = []
+    /// Records of this device that hold its own concurrent edit as a conflict: not filled, since
+    /// the new version would supersede that edit (``ModelError/ownConflict(id:type:)``); filled by
+    /// a backfill after the conflict is resolved.
+    public var leftInConflict: [RecordID] = []
 }
 
 extension ModelStore {
@@ -37,7 +41,12 @@ extension ModelStore {
             }
             var value = record.value
             value[keyPath: field] = filled
-            try update(record, to: value)
+            do {
+                try update(record, to: value)
+            } catch ModelError.ownConflict {
+                report.leftInConflict.append(record.id)
+                continue
+            }
             report.filled.append(record.id)
         }
         return report

@@ -60,7 +60,9 @@ extension ModelStore {
     ///
     /// - Throws: ``ModelError/foreignRecord(id:type:madeBy:)`` when another device made the current
     ///   version (its content is read-only here: see ``updateForeign(_:to:)``);
-    ///   ``ModelError/changedSinceRead(id:)`` when a newer version arrived since `record` was read.
+    ///   ``ModelError/changedSinceRead(id:)`` when a newer version arrived since `record` was read;
+    ///   ``ModelError/ownConflict(id:type:)`` when the record holds this device's own concurrent
+    ///   edit as a conflict, which the edit would supersede (resolve it instead).
     @discardableResult
     public func update<Model: SyncedModel>(
         _ record: ModelRecord<Model>, to value: Model.ReadOnly
@@ -73,6 +75,7 @@ extension ModelStore {
     /// - Important: call this only for an edit a person asked for, on content they saw. Never use
     ///   it for generated or derived content: that is produced only on the device that made the
     ///   record (see ``backfill(_:missing:with:)``).
+    /// - Throws: as ``update(_:to:)`` does, but for another device's record.
     @discardableResult
     public func updateForeign<Model: SyncedModel>(
         _ record: ModelRecord<Model>, to value: Model.ReadOnly
@@ -83,7 +86,8 @@ extension ModelStore {
     /// Deletes a record this device made: a tombstone (no fields) stamped like any edit.
     ///
     /// - Throws: ``ModelError/foreignRecord(id:type:madeBy:)`` for another device's record (see
-    ///   ``deleteForeign(_:)``); ``ModelError/changedSinceRead(id:)``.
+    ///   ``deleteForeign(_:)``); ``ModelError/changedSinceRead(id:)``; ``ModelError/ownConflict(id:type:)``
+    ///   when the record holds this device's own concurrent edit as a conflict (resolve it instead).
     public func delete<Model: SyncedModel>(_ record: ModelRecord<Model>) throws {
         try remove(record, allowingForeign: false)
     }
@@ -91,6 +95,7 @@ extension ModelStore {
     /// Deletes a record whose current version another device made.
     ///
     /// - Important: call this only when a person asked for the deletion.
+    /// - Throws: as ``delete(_:)`` does, but for another device's record.
     public func deleteForeign<Model: SyncedModel>(_ record: ModelRecord<Model>) throws {
         try remove(record, allowingForeign: true)
     }

@@ -25,7 +25,7 @@ extension SyncctlCommand {
             help: ArgumentHelp(
                 "List every source file on a line of its own.",
                 discussion:
-                    "Without it, a device's parts that merged without a problem are summed up in one line (\"laptop.*.json  256 parts\"); --json always lists every file."
+                    "Without it, a device's parts that merged without a problem are summed up in one line (\"laptop.*.json (256 parts)\"); --json always lists every file."
             ))
         var allFiles = false
 

@@ -350,4 +350,28 @@ struct UnknownKeysInArraysTests {
             try store.device.record(id)?.version.fields
                 == fields(#"{"items": [{"id": "b", "title": "Eggs"}, {"id": "c", "title": "Bread"}]}"#))
     }
+
+    @Test("renamed elements of a Set (written in any order) never take another element's keys")
+    func renamedSetElements() throws {
+        let labels = ["a", "b", "c", "d", "e", "f"]
+        let tags = labels.map { #"{"label": "\#($0)", "color": "color of \#($0)"}"# }.joined(separator: ", ")
+        for _ in 0..<5 {
+            let result = try #require(
+                try edited(#"{"name": "box", "tags": [\#(tags)]}"#, as: Tagged.self) { value in
+                    value.tags = Set(value.tags.map { $0.label == "a" || $0.label == "b" ? TagV1(label: $0.label + "2") : $0 })
+                })
+            guard case .array(let items)? = result["tags"] else {
+                Issue.record("no tags in \(result)")
+                return
+            }
+            for case .object(let tag) in items {
+                guard case .string(let label)? = tag["label"] else { continue }
+                if label.hasSuffix("2") {
+                    #expect(tag["color"] == nil, "\(result)")
+                } else {
+                    #expect(tag["color"] == .string("color of \(label)"), "\(result)")
+                }
+            }
+        }
+    }
 }

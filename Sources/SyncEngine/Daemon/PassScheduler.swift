@@ -100,7 +100,8 @@ final class PassScheduler: Sendable {
     /// and read the store covers: their events came before it (a `syncctl put` beside syncd
     /// commits, renames its parts in and unlocks while syncd's pass waits for the lock; the
     /// renames' events would otherwise bring a second pass that finds nothing to do). A pending
-    /// reread of every file stays, and a file still being written in place still settles.
+    /// reread of every file stays. Files being written in place stay known as such (the next
+    /// pass still waits for them to settle; their next write or close asks for it).
     func dropCovered() {
         state.withLock { state in
             guard var request = state.pending else { return }
