@@ -60,7 +60,7 @@ extension ModelStore {
     public func resolve<Model: SyncedModel>(_ conflict: ModelConflict<Model>, keeping index: Int) throws {
         try checkUnchanged(conflict)
         try editing(conflict.id) {
-            _ = try device.resolve(id: conflict.id, with: .take(index: index), expecting: .tagged(conflict.stored.tag))
+            try noted(device.resolve(id: conflict.id, with: .take(index: index), expecting: .tagged(conflict.stored.tag)))
         }
     }
 
@@ -78,8 +78,9 @@ extension ModelStore {
         try checkUnchanged(conflict)
         conflict.leftoverFields.carry(into: &fields)
         try editing(conflict.id) {
-            _ = try device.resolve(
-                id: conflict.id, with: .content(fields: fields, schemaVersion: Model.schemaVersion), expecting: .tagged(conflict.stored.tag))
+            try noted(device.resolve(
+                id: conflict.id, with: .content(fields: fields, schemaVersion: Model.schemaVersion),
+                expecting: .tagged(conflict.stored.tag)))
         }
     }
 

@@ -32,9 +32,9 @@ extension ModelStore {
         do {
             // Checked again after the put's own merge: another device's record with this id, merged
             // only then, is never overwritten.
-            _ = try device.put(
+            try noted(device.put(
                 id: id, type: Model.typeName, fields: fields, schemaVersion: Model.schemaVersion,
-                expecting: held.map { .current($0.version) } ?? .absent)
+                expecting: held.map { .current($0.version) } ?? .absent))
         } catch EngineError.changedSinceSeen {
             // The merge that brought the record is kept: observers hear of it.
             signal.bump()
@@ -109,9 +109,9 @@ extension ModelStore {
         record.leftoverFields.carry(into: &fields)
         try editing(record.id) {
             // Checked again after the put's own merge: a version merged only then is never replaced.
-            _ = try device.put(
+            try noted(device.put(
                 id: record.id, type: Model.typeName, fields: fields, schemaVersion: Model.schemaVersion,
-                expecting: .current(record.stored))
+                expecting: .current(record.stored)))
         }
         return try readBack(record.id, as: Model.self)
     }
@@ -120,7 +120,7 @@ extension ModelStore {
         try check(Model.self)
         try checkUnchanged(record, allowingForeign: allowingForeign)
         try editing(record.id) {
-            _ = try device.delete(id: record.id, schemaVersion: Model.schemaVersion, expecting: .current(record.stored))
+            try noted(device.delete(id: record.id, schemaVersion: Model.schemaVersion, expecting: .current(record.stored)))
         }
     }
 

@@ -1,6 +1,7 @@
 import Logging
 import SnapshotFormat
 import SyncEngine
+import Synchronization
 
 /// An app's typed view of a device's synced records: read, query, edit, resolve and observe models.
 ///
@@ -15,6 +16,22 @@ public final class ModelStore: Sendable {
     public let device: SyncDevice
     let logger: Logger
     let signal = ChangeSignal()
+    private let publication = Mutex<String?>(nil)
+
+    /// Why this device's files could not be published after the last save or sync (a full disk, a
+    /// shared folder mounted read-only), nil when they were. The save itself is kept in the store,
+    /// and the next save or ``sync()`` publishes it: show the device as not synced meanwhile.
+    public var lastPublishFailure: String? { publication.withLock { $0 } }
+
+    /// Notes how an edit's publication went, and returns its report.
+    @discardableResult
+    func noted(_ report: EditReport) -> EditReport {
+        publication.withLock { $0 = report.publishFailure }
+        if let failure = report.publishFailure {
+            logger.warning("saved, but this device's files could not be published: \(failure)")
+        }
+        return report
+    }
 
     /// A store on an open device.
     public init(device: SyncDevice, logger: Logger = ModelStore.quietLogger) {
@@ -44,7 +61,14 @@ public final class ModelStore: Sendable {
     @discardableResult
     public func sync() throws -> SyncSummary {
         defer { signal.bump() }
-        return SyncSummary(try device.merge())
+        do {
+            let summary = SyncSummary(try device.merge())
+            publication.withLock { $0 = nil }
+            return summary
+        } catch let error as EngineError {
+            if case .publishFailed = error { publication.withLock { $0 = error.description } }
+            throw error
+        }
     }
 
     /// Throws when the model's type name or migration plan is wrong (programming mistakes).

@@ -1,6 +1,8 @@
+import Foundation
 import SnapshotFormat
 import SnapshotModels
 import SyncEngine
+import TestSupport
 import Testing
 
 @Suite("Models: saving stamps versions as the contract says")
@@ -118,5 +120,36 @@ struct SavingTests {
         let held = try #require(try laptop.device.record(made.id))
         #expect(held.conflicts.isEmpty && held.version.schemaVersion == 3)
         #expect(held.version.fields == fields(#"{"name": "Flour", "quantity": 2, "unit": "kg"}"#))
+    }
+}
+
+@Suite("Models: a save that could not be published", .serialized)
+struct UnpublishedSaveTests {
+    @Test(
+        "a save whose publication fails (the folder mounted read-only) is kept, and lastPublishFailure says why until a sync publishes it",
+        .enabled(if: TinyFileSystem.canMount, "needs root to mount a tmpfs"))
+    func unpublishedSave() throws {
+        // Given a store on a shared folder of its own file system, its record published
+        let disk = try TinyFileSystem(kilobytes: 1024)
+        defer { disk.remove() }
+        let state = NSTemporaryDirectory() + "unpublished-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: state) }
+        let store = try ModelStore(sharedFolder: disk.path, stateDirectory: state, device: DeviceID("desk"))
+        let made = try store.insert(PantryV2(name: "Milk", amount: "1 l"), as: PantryRelease2.self)
+        #expect(store.lastPublishFailure == nil)
+
+        // When the folder is remounted read-only and the record is edited
+        try disk.remount(readOnly: true)
+        let edited = try store.update(made, to: PantryV2(name: "Milk", amount: "2 l"))
+
+        // Then the edit is saved, and the store says it is not published, and why
+        #expect(edited.value.amount == "2 l")
+        #expect(store.lastPublishFailure?.contains("read-only") == true, "\(String(describing: store.lastPublishFailure))")
+        // And once the folder is writable, a sync publishes it and the failure is gone
+        try disk.remount(readOnly: false)
+        try store.sync()
+        #expect(store.lastPublishFailure == nil)
+        let published = try [UInt8](Data(contentsOf: URL(fileURLWithPath: disk.path + "/desk.json")))
+        #expect(String(decoding: published, as: UTF8.self).contains(#""amount":"2 l""#))
     }
 }
