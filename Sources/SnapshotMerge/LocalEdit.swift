@@ -46,11 +46,10 @@ public enum LocalEdit {
         current: ReadOnly.Record?, device: DeviceID, now: Timestamp
     ) throws(LocalEditError) -> LocalEditOutcome {
         guard let current else {
-            guard now <= Timestamp.latest else { throw .timeExhausted(id) }
             try checkReadable(
                 ReadOnly.Version(id: id, type: type, schemaVersion: schemaVersion, fields: fields))
             let version = ReadOnly.Version(
-                id: id, type: type, schemaVersion: schemaVersion, lastModified: now, modifiedBy: device,
+                id: id, type: type, schemaVersion: schemaVersion, lastModified: min(now, Timestamp.latest), modifiedBy: device,
                 versionVector: VersionVector([device: 1]), fields: fields)
             return LocalEditOutcome(record: ReadOnly.Record(version: version), supersededOwn: [], supersededOthers: [])
         }
@@ -149,8 +148,12 @@ public enum LocalEdit {
         if let latest, latest.milliseconds + 1 > now.milliseconds {
             stamp = Timestamp(milliseconds: latest.milliseconds + 1)
         }
-        guard stamp <= Timestamp.latest else { throw .timeExhausted(content.id) }
-        version.lastModified = stamp
+        // After 9999-12-31T23:59:59.999Z no reader accepts a time: an edit of a version dated
+        // there (a clock far wrong, or a hostile writer) is dated there too, not refused, which
+        // would leave the record uneditable by anyone, for good. Its vector dominates every version
+        // it supersedes, which the merge's first step drops whatever their time (docs/format.md,
+        // reading 27).
+        version.lastModified = min(stamp, Timestamp.latest)
         version.modifiedBy = device
         version.versionVector = vector
         return version

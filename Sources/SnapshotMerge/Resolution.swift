@@ -20,8 +20,6 @@ public enum LocalEditError: Error, Hashable, Sendable, CustomStringConvertible {
     case noSuchVersion(index: Int, count: Int)
     /// This device's count in the record's vector is already 2^53−1, the largest the format allows.
     case countExhausted(RecordID, DeviceID)
-    /// The clock rule would stamp the edit after 9999-12-31T23:59:59.999Z, the latest the format allows.
-    case timeExhausted(RecordID)
     /// No version of the record has this tag (it was superseded, or never was one of them).
     case noVersionTagged(RecordID, String)
     /// No version of the record was made by this device.
@@ -39,8 +37,6 @@ public enum LocalEditError: Error, Hashable, Sendable, CustomStringConvertible {
             "there is no version \(index): choose 0 (the current version) to \(count - 1)"
         case .countExhausted(let id, let device):
             "record \(id) cannot be edited by \(device): its edit count there is already 2^53-1, the largest the format allows (a version that high was written by hand); create a new record instead"
-        case .timeExhausted(let id):
-            "record \(id) cannot be edited: its current version is dated at the end of year 9999 (a clock far wrong), and an edit must be dated after it; create a new record instead"
         case .noVersionTagged(let id, let tag):
             "record \(id) has no version tagged \(tag) (another device's edit or resolution may have superseded it): see syncctl conflicts"
         case .noVersionFrom(let id, let device):

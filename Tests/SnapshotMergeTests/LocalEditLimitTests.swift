@@ -60,34 +60,36 @@ struct LocalEditLimitTests {
     }
 
     /// The clock rule would date an edit of a version made at 9999-12-31T23:59:59.999Z in year 10000,
-    /// which every reader rejects: the edit is refused instead of being lost everywhere.
-    @Test("An edit of a version stamped at the last valid millisecond is refused, not stamped in year 10000")
+    /// which every reader rejects: the edit is dated at that last millisecond instead, and its vector
+    /// supersedes the version all the same (refusing it would leave the record uneditable for good).
+    @Test("An edit of a version stamped at the last valid millisecond is dated there, readable, and supersedes it")
     func timestampAtMaximum() throws {
-        // Given a valid record made at the latest instant the contract allows (a clock far ahead)
+        // Given a valid record made at the latest instant the contract allows (a clock far ahead),
+        // with a conflict
         let current = ReadOnly.Record(
             version: ReadOnly.Version(id: Make.id, type: "Note", lastModified: .latest, modifiedBy: Make.device("phone"),
                                       versionVector: Make.vector(["phone": 1])),
             conflicts: [Make.version(at: 0, by: "desk", vector: ["desk": 1], fields: #"{"n":0}"#)])
         let laptop = Make.device("laptop")
-        let refusal = LocalEditError.timeExhausted(Make.id)
 
-        // When laptop, with a sane clock, puts, deletes and resolves it, then each is refused
-        #expect(throws: refusal) {
-            try LocalEdit.put(id: Make.id, type: "Note", fields: Make.object(#"{"n":2}"#), schemaVersion: 1,
-                              current: current, device: laptop, now: Make.at(1_000))
-        }
-        #expect(throws: refusal) { try LocalEdit.delete(current: current, schemaVersion: 1, device: laptop, now: Make.at(1_000)) }
-        #expect(throws: refusal) {
-            try LocalEdit.resolve(current: current, with: .take(index: 1), device: laptop, now: Make.at(1_000))
-        }
-
-        // And an edit one millisecond before the end is still made, and readable
-        var earlier = current
-        earlier.version.lastModified = Timestamp(milliseconds: Timestamp.latest.milliseconds - 1)
+        // When laptop, with a sane clock, puts, deletes and resolves it
         let put = try LocalEdit.put(id: Make.id, type: "Note", fields: Make.object(#"{"n":2}"#), schemaVersion: 1,
-                                    current: earlier, device: laptop, now: Make.at(1_000))
-        #expect(put.version.lastModified == .latest)
-        #expect(readBack(put.version) == nil)
+                                    current: current, device: laptop, now: Make.at(1_000))
+        let delete = try LocalEdit.delete(current: current, schemaVersion: 1, device: laptop, now: Make.at(1_000))
+        let resolve = try LocalEdit.resolve(current: current, with: .take(index: 1), device: laptop, now: Make.at(1_000))
+
+        // Then each is dated at that last millisecond, is readable, and dominates the version it supersedes
+        for outcome in [put, delete, resolve] {
+            #expect(outcome.version.lastModified == .latest)
+            #expect(readBack(outcome.version) == nil)
+            #expect(current.version.versionVector.isDominated(by: outcome.version.versionVector))
+        }
+        // (a resolution also dominates the conflict it supersedes)
+        #expect(current.conflicts[0].versionVector.isDominated(by: resolve.version.versionVector))
+        // And a new record made by a clock past year 9999 is dated at that last millisecond too
+        let made = try LocalEdit.put(id: Make.id, type: "Note", fields: Make.object(#"{"n":1}"#), schemaVersion: 1,
+                                     current: nil, device: laptop, now: Timestamp(milliseconds: Timestamp.latest.milliseconds + 5))
+        #expect(made.version.lastModified == .latest && readBack(made.version) == nil)
     }
 
     @Test("A schema version outside 1…2^53−1 is refused by put, delete and a resolution with new fields; 2^53−1 is written readable")

@@ -83,11 +83,10 @@ extension SyncDevice {
         let reading: SnapshotReading
         switch source.content {
         case .unreadable(let error):
-            outcome.status =
-                if case .tooLarge = error { .rejected } else if case .notRegular = error { .ignored } else { .skipped }
+            outcome.status = error.isTooLarge ? .rejected : { if case .notRegular = error { .ignored } else { .skipped } }()
             outcome.reason = error.description
             outcome.problemKind =
-                if case .tooLarge = error { "too_large" } else if case .notRegular = error { "not_regular" } else { "unreadable" }
+                error.isTooLarge ? "too_large" : { if case .notRegular = error { "not_regular" } else { "unreadable" } }()
             row.lastProblem = error.description
             logger.warning("source not read", metadata: ["source.name": "\(name)", "reason": "\(error)"])
             return
@@ -187,8 +186,15 @@ extension SyncDevice {
         findings.report.warnings += notes.map { "\(name): \($0)" }
         row.lastWarning = notes.isEmpty ? nil : notes.joined(separator: "; ")
         outcome.warning = row.lastWarning
-        for problem in problems {
+        // A few lines a file: a file of 200,000 rejected records would otherwise log 200,000
+        // lines at every pass that reads it (the report and `status` keep the count and the first).
+        for problem in problems.prefix(Self.rejectionsLogged) {
             logger.warning("record rejected", metadata: ["source.name": "\(name)", "record.problem": "\(problem)"])
+        }
+        if problems.count > Self.rejectionsLogged {
+            logger.warning(
+                "\(problems.count - Self.rejectionsLogged) more record(s) rejected; syncctl merge --json lists them all",
+                metadata: ["source.name": "\(name)"])
         }
         // One line a file, at warning when its problems are new: the file is read again at every
         // pass (every poll on a network folder) until the schema files change.
@@ -208,6 +214,9 @@ extension SyncDevice {
 
     /// How the warning about a file under this device's name written by another device starts.
     static let anotherDeviceUsesThisID = "ANOTHER DEVICE IS USING THIS DEVICE'S ID"
+
+    /// How many of a file's rejected records a pass logs one by one.
+    static let rejectionsLogged = 10
 
     /// A loud warning when a file under this device's name is not one this device wrote.
     private func impostorWarning(_ reading: SnapshotReading, fileDigest: String, session: StoreSession)

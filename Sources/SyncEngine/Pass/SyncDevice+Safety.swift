@@ -103,12 +103,26 @@ struct FutureDates: Sendable {
         }
     }
 
-    /// One warning per device, in the order of their names.
+    /// One warning per device, in the order of their names, for the first few devices; one for
+    /// all the others (a file of versions by 100,000 made-up devices would otherwise give as many
+    /// lines at every pass).
     func warnings() -> [String] {
-        latestByDevice.sorted { $0.key < $1.key }.map { device, seen in
+        let devices = latestByDevice.sorted { $0.key < $1.key }
+        var lines = devices.prefix(Self.devicesNamed).map { device, seen in
             let ahead = SyncDevice.duration(milliseconds: seen.latest.milliseconds - now.milliseconds)
             return
                 "\(seen.count) version(s) by \(device) are dated in this device's future, up to \(seen.latest.written) (\(ahead) ahead of this clock): check the clock of \(device) or of this device (an edit of a version from a clock ahead is dated just after it, so a device with a correct clock can be named here too)"
         }
+        let others = devices.dropFirst(Self.devicesNamed)
+        if let latest = others.map(\.value.latest).max() {
+            let count = others.reduce(0) { $0 + $1.value.count }
+            lines.append(
+                "\(count) version(s) by \(others.count) other device(s) are dated in this device's future too, up to \(latest.written): check their clocks"
+            )
+        }
+        return lines
     }
+
+    /// How many devices the warnings name one by one.
+    static let devicesNamed = 5
 }

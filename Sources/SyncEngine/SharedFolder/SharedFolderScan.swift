@@ -112,10 +112,9 @@ public struct SharedFolder: Sendable {
                 if SnapshotReader.cannotBeJSON(opening: opening) { return (opening, status) }
             }
             let bytes = try SystemCalls.readAll(
-                descriptor, expectedSize: Int(status.size), path: fullPath, pieces: pieces)
-            guard Int64(bytes.count) <= limit else {
-                throw SnapshotFileReadError.tooLarge(size: Int64(bytes.count), limit: limit)
-            }
+                descriptor, expectedSize: Int(status.size), path: fullPath, pieces: pieces,
+                maximum: Int(clamping: limit))
+            guard Int64(bytes.count) <= limit else { throw SnapshotFileReadError.grewPastLimit(limit: limit) }
             return (bytes, status)
         } catch let error as SystemCallError {
             throw .unreadable(error.description)
@@ -129,7 +128,17 @@ public struct SharedFolder: Sendable {
 public enum SnapshotFileReadError: Error, Hashable, Sendable, CustomStringConvertible {
     case notRegular(FileStatus.Kind)
     case tooLarge(size: Int64, limit: Int64)
+    /// It grew past the limit while it was read (read no further).
+    case grewPastLimit(limit: Int64)
     case unreadable(String)
+
+    /// Over the limit, as found before reading or while reading.
+    var isTooLarge: Bool {
+        switch self {
+        case .tooLarge, .grewPastLimit: true
+        case .notRegular, .unreadable: false
+        }
+    }
 
     public var description: String {
         switch self {
@@ -137,6 +146,8 @@ public enum SnapshotFileReadError: Error, Hashable, Sendable, CustomStringConver
             "\(kind.rawValue), not a regular file: never read\(kind == .symbolicLink ? " (links are not followed)" : "")"
         case .tooLarge(let size, let limit):
             "\(size) bytes, over the limit of \(limit) bytes: not read (raise it with --max-file-size or SYNCD_MAX_FILE_SIZE if the file is genuine)"
+        case .grewPastLimit(let limit):
+            "grew past the limit of \(limit) bytes while it was read: not read (read again when it changes; raise the limit with --max-file-size or SYNCD_MAX_FILE_SIZE if the file is genuine)"
         case .unreadable(let reason):
             "cannot be read (\(reason)); check its permissions"
         }

@@ -155,8 +155,11 @@ enum SystemCalls {
     ///   each on a core of its own, for a few large files that one reader per file would leave a
     ///   core idle for (three files on two cores); the bytes are the same as read in one piece.
     ///   With one (anything else: pipes too), the file is read from where its offset is.
+    /// - Parameter maximum: a file that grows while it is read is read no further than one byte
+    ///   past this (a writer appending as fast as the read goes would otherwise keep it reading,
+    ///   and its memory growing, without end): more bytes than `maximum` tell the caller so.
     static func readAll(
-        _ descriptor: Int32, expectedSize: Int, path: String, pieces: Int = 1
+        _ descriptor: Int32, expectedSize: Int, path: String, pieces: Int = 1, maximum: Int = .max
     ) throws(SystemCallError) -> [UInt8] {
         // Read into uninitialized memory: zeroing a large file's worth of bytes first costs as
         // much as the read. One byte more than expected tells a file that grew meanwhile.
@@ -212,10 +215,12 @@ enum SystemCalls {
         }
         if let failure { throw failure }
         guard bytes.count == capacity else { return bytes }
-        // The file grew while it was read: read the rest.
+        // The file grew while it was read: read the rest, up to one byte past `maximum`.
         var filled = bytes.count
-        while true {
-            if filled == bytes.count { bytes.append(contentsOf: repeatElement(0, count: max(bytes.count, 4096))) }
+        while filled <= maximum {
+            if filled == bytes.count {
+                bytes.append(contentsOf: repeatElement(0, count: min(max(bytes.count, 4096), maximum - filled) + 1))
+            }
             let count = bytes.withUnsafeMutableBytes { buffer in
                 read(descriptor, buffer.baseAddress! + filled, buffer.count - filled)
             }
