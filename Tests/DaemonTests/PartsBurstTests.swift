@@ -133,3 +133,26 @@ extension DaemonTests {
         #expect(Self.filesRead(in: daemon.log).passes == counted.passes + 2, "\(daemon.log)")
     }
 }
+
+extension DaemonTests {
+    @Test("a file of many rejected records gives syncd a few log lines a pass, not one per record")
+    func rejectedRecordsLoggedBounded() throws {
+        // Given a running syncd
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        let daemon = try Daemon("desk", in: sandbox)
+        defer { daemon.stop() }
+        try daemon.waitUntilReady()
+
+        // When a peer's part 2 holds 30 records whose ids start with 1 (each rejected: not its part's)
+        var part = Self.peerPart("phone", prefix: 1, records: 30)
+        let text = String(decoding: part.bytes, as: UTF8.self).replacingOccurrences(of: #""part":"1""#, with: #""part":"2""#)
+        part = ("phone.2.json", Array(text.utf8))
+        try Data(part.bytes).write(to: URL(fileURLWithPath: sandbox.shared + "/.incoming"))
+        rename(sandbox.shared + "/.incoming", sandbox.shared + "/" + part.name)
+
+        // Then its pass logs the first 10 one by one and the other 20 in one line
+        #expect(eventually(within: 30) { daemon.log.contains("20 more record(s) rejected") }, "\(daemon.log)")
+        #expect(daemon.log.components(separatedBy: "record rejected").count - 1 == 10, "\(daemon.log)")
+    }
+}

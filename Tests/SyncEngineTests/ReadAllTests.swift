@@ -28,4 +28,23 @@ struct ReadAllTests {
             }
         }
     }
+
+    @Test("a file that grew past the maximum while it was read is read no further than one byte past it, in one piece or several")
+    func grewPastMaximum() throws {
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        let content = (0..<(3 * (1 << 20))).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+        let path = sandbox.sharedPath("growing.json")
+        try Data(content).write(to: URL(fileURLWithPath: path))
+        for pieces in [1, 2] {
+            for (expected, maximum) in [(1 << 20, (1 << 20) + 100), (1 << 20, 2 * (1 << 20)), (10, 10), (0, 4096)] {
+                let descriptor = try SystemCalls.openForReadingNoFollow(path)
+                defer { SystemCalls.close(descriptor) }
+                let bytes = try SystemCalls.readAll(
+                    descriptor, expectedSize: expected, path: path, pieces: pieces, maximum: maximum)
+                #expect(bytes.count == maximum + 1, "\(pieces) pieces, \(expected) expected, maximum \(maximum)")
+                #expect(bytes.elementsEqual(content.prefix(bytes.count)))
+            }
+        }
+    }
 }
