@@ -238,6 +238,9 @@ struct MergeProblemFilesTests {
             try folder.readSnapshotBytes("pad.json", limit: 1 << 30, forMerging: true).bytes.count == 1 + 2 * (1 << 19))
         // (and whole when the bytes are kept, not merged: a copy of a file replaced)
         #expect(try folder.readSnapshotBytes("tv.json", limit: 1 << 30).bytes.count == 8 << 20)
+        // A file gone since the listing is said to be gone, not unreadable (no permissions advice)
+        #expect(throws: SnapshotFileReadError.vanished) { try folder.readSnapshotBytes("gone.json", limit: 1 << 30) }
+        #expect(!SnapshotFileReadError.vanished.description.contains("permissions"))
     }
 
     @Test("A *.json file whose name is not valid UTF-8 (a copy made under another encoding may hold versions no other file has) is skipped with what to do, at every merge; the rest merges")

@@ -82,6 +82,14 @@ extension SyncDevice {
         }
         let reading: SnapshotReading
         switch source.content {
+        case .unreadable(.vanished):
+            // Gone between the listing and the reading (a sync tool removing or renaming it): no
+            // problem of the file's; the event of its removal asks for the next pass.
+            outcome.status = .ignored
+            outcome.reason = SnapshotFileReadError.vanished.description
+            outcome.problemKind = "vanished"
+            logger.debug("source gone before it was read", metadata: ["source.name": "\(name)"])
+            return
         case .unreadable(let error):
             outcome.status = error.isTooLarge ? .rejected : { if case .notRegular = error { .ignored } else { .skipped } }()
             outcome.reason = error.description

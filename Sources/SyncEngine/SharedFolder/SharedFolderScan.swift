@@ -89,6 +89,8 @@ public struct SharedFolder: Sendable {
         do {
             descriptor = try SystemCalls.openForReadingNoFollow(fullPath)
         } catch {
+            // Removed (or renamed away) since the folder was listed: a sync tool's ordinary churn.
+            if error.isNotFound { throw .vanished }
             throw .unreadable(error.description)
         }
         defer { SystemCalls.close(descriptor) }
@@ -130,13 +132,15 @@ public enum SnapshotFileReadError: Error, Hashable, Sendable, CustomStringConver
     case tooLarge(size: Int64, limit: Int64)
     /// It grew past the limit while it was read (read no further).
     case grewPastLimit(limit: Int64)
+    /// It was removed after the folder was listed, before it could be opened.
+    case vanished
     case unreadable(String)
 
     /// Over the limit, as found before reading or while reading.
     var isTooLarge: Bool {
         switch self {
         case .tooLarge, .grewPastLimit: true
-        case .notRegular, .unreadable: false
+        case .notRegular, .vanished, .unreadable: false
         }
     }
 
@@ -148,6 +152,8 @@ public enum SnapshotFileReadError: Error, Hashable, Sendable, CustomStringConver
             "\(size) bytes, over the limit of \(limit) bytes: not read (raise it with --max-file-size or SYNCD_MAX_FILE_SIZE if the file is genuine)"
         case .grewPastLimit(let limit):
             "grew past the limit of \(limit) bytes while it was read: not read (read again when it changes; raise the limit with --max-file-size or SYNCD_MAX_FILE_SIZE if the file is genuine)"
+        case .vanished:
+            "removed after the folder was listed: not read (read if it comes back)"
         case .unreadable(let reason):
             "cannot be read (\(reason)); check its permissions"
         }

@@ -24,6 +24,9 @@ public struct SystemCallError: Error, Hashable, Sendable, CustomStringConvertibl
         "\(call) \(subject): \(String(cString: strerror(errno)))"
     }
 
+    /// Whether the path named nothing (ENOENT).
+    var isNotFound: Bool { errno == ENOENT }
+
     /// What a person can do when writing a file in the shared folder failed this way; nil when
     /// the error says enough (the next try may well succeed).
     public var writingAdvice: String? {
