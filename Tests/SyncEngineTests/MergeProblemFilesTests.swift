@@ -273,3 +273,30 @@ struct MergeProblemFilesTests {
         }
     }
 }
+
+@Suite("an entry squatting this device's temporary name")
+struct TemporaryNameSquatTests {
+    @Test("a directory under this device's temporary name fails the publication saying which entry to remove; removed, the next merge publishes")
+    func directoryOnTemporaryName() throws {
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        try sandbox.write("phone.json", Wire.snapshot("phone", generation: 1, versions: [Wire.version(1, by: "phone")]))
+        // A directory (not empty, so no unlink removes it) where this process writes desk.json's temporary
+        let squat = sandbox.shared + "/.desk.json.\(getpid()).whole.tmp"
+        try FileManager.default.createDirectory(atPath: squat, withIntermediateDirectories: true)
+        try Data("x".utf8).write(to: URL(fileURLWithPath: squat + "/x"))
+        let device = try sandbox.device()
+        do {
+            _ = try device.merge()
+            Issue.record("published through a directory")
+        } catch let error as EngineError {
+            guard case .publishFailed(_, _, let advice) = error else {
+                Issue.record("\(error)")
+                return
+            }
+            #expect(advice?.contains(".desk.json.\(getpid()).whole.tmp") == true && advice?.contains("remove it") == true, "\(error)")
+        }
+        try FileManager.default.removeItem(atPath: squat)
+        #expect(try device.merge().publishedGeneration == 1)
+    }
+}

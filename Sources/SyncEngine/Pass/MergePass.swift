@@ -413,8 +413,16 @@ extension SyncDevice {
     /// Removes this device's own temporary files left by a process that was killed mid-publish.
     func removeStaleTemporaryFiles(among names: [String]) {
         for name in names where isOwnTemporaryName(name) {
-            guard (try? SystemCalls.remove(folder.path(of: name))) != nil else { continue }
-            logger.notice("removed a temporary file left by an interrupted publish", metadata: ["file": "\(name)"])
+            do {
+                try SystemCalls.remove(folder.path(of: name))
+                logger.notice("removed a temporary file left by an interrupted publish", metadata: ["file": "\(name)"])
+            } catch {
+                // (A directory squatting the name: this device's publication under that name fails
+                // until a person removes it; its error says so.)
+                logger.warning(
+                    "cannot remove an entry under this device's temporary name: \(error); remove it",
+                    metadata: ["file": "\(name)"])
+            }
         }
     }
 }

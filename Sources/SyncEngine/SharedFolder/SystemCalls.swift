@@ -36,6 +36,10 @@ public struct SystemCallError: Error, Hashable, Sendable, CustomStringConvertibl
         case EACCES: "this user may not write in the shared folder: give it write permission there"
         case EPERM:
             "the shared folder does not let this user replace the file (a sticky folder where another user owns it, or an immutable or append-only attribute)"
+        case EEXIST:
+            // Only a temporary file is created exclusively, and a stale one of this device's is
+            // removed before: what holds its name now is not a file it wrote (a directory there).
+            "something that is not this device's file holds its temporary name (\(subject)): remove it"
         default: nil
         }
     }
