@@ -116,12 +116,12 @@ struct RaceTests {
 
 @Suite("Models: this device's own concurrent edit kept as a conflict")
 struct OwnConflictTests {
-    @Test("an edit of a record holding this device's own concurrent edit as a conflict is refused (it would supersede it unseen); resolving settles it")
-    func editOverOwnConflictRefused() throws {
-        let sandbox = try Sandbox()
-        defer { sandbox.remove() }
-        // Given: the laptop edits the record (amount 12) while the phone, offline, edits it too,
-        // later; back in step, the phone's version is current and the laptop's a conflict
+    /// Eggs inserted on the laptop; the laptop edits them (`edit`) while the phone, offline, edits
+    /// them too, later; back in step, the laptop holds the phone's version as current and its own
+    /// as a conflict.
+    static func editedApart(
+        in sandbox: Sandbox, _ edit: (ModelStore, ModelRecord<PantryRelease2>) throws -> Void
+    ) throws -> (laptop: ModelStore, made: ModelRecord<PantryRelease2>) {
         let laptop = try sandbox.store("laptop")
         let made = try laptop.insert(PantryV2(name: "Eggs", amount: "6"), as: PantryRelease2.self)
         let trip = try sandbox.copyOfShared("trip")
@@ -129,11 +129,23 @@ struct OwnConflictTests {
         _ = try phone.sync()
         let phoneCopy = try #require(try phone.record(made.id, as: PantryRelease2.self))
         sandbox.clock.advance()
-        _ = try laptop.update(made, to: PantryV2(name: "Eggs", amount: "12"))
+        try edit(laptop, made)
         sandbox.clock.advance()
         _ = try phone.updateForeign(phoneCopy, to: PantryV2(name: "Eggs", amount: "6", note: "large"))
         try sandbox.deliver("phone", from: trip)
         _ = try laptop.sync()
+        return (laptop, made)
+    }
+
+    @Test("an edit of a record holding this device's own concurrent edit as a conflict is refused (it would supersede it unseen); resolving settles it")
+    func editOverOwnConflictRefused() throws {
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        // Given: the laptop edits the record (amount 12) while the phone, offline, edits it too,
+        // later; back in step, the phone's version is current and the laptop's a conflict
+        let (laptop, made) = try Self.editedApart(in: sandbox) { laptop, made in
+            _ = try laptop.update(made, to: PantryV2(name: "Eggs", amount: "12"))
+        }
         let record = try #require(try laptop.record(made.id, as: PantryRelease2.self))
         #expect(record.unresolvedConflicts == 1 && record.modifiedBy == DeviceID("phone"))
 
@@ -158,20 +170,11 @@ struct OwnConflictTests {
         let sandbox = try Sandbox()
         defer { sandbox.remove() }
         // Given: the laptop's version (a field this release does not know, "brand") loses to the phone's
-        let laptop = try sandbox.store("laptop")
-        let made = try laptop.insert(PantryV2(name: "Eggs", amount: "6"), as: PantryRelease2.self)
-        let trip = try sandbox.copyOfShared("trip")
-        let phone = try sandbox.store("phone", folder: trip)
-        _ = try phone.sync()
-        let phoneCopy = try #require(try phone.record(made.id, as: PantryRelease2.self))
-        sandbox.clock.advance()
-        _ = try laptop.device.put(
-            id: made.id, type: "PantryItem", fields: fields(#"{"name": "Eggs", "amount": "12", "brand": "Happy Hens"}"#),
-            schemaVersion: 2, expecting: .current(try #require(try laptop.device.record(made.id)).version))
-        sandbox.clock.advance()
-        _ = try phone.updateForeign(phoneCopy, to: PantryV2(name: "Eggs", amount: "6", note: "large"))
-        try sandbox.deliver("phone", from: trip)
-        _ = try laptop.sync()
+        let (laptop, made) = try Self.editedApart(in: sandbox) { laptop, made in
+            _ = try laptop.device.put(
+                id: made.id, type: "PantryItem", fields: fields(#"{"name": "Eggs", "amount": "12", "brand": "Happy Hens"}"#),
+                schemaVersion: 2, expecting: .current(try #require(try laptop.device.record(made.id)).version))
+        }
         let conflict = try #require(try laptop.conflicts(of: PantryRelease2.self).first)
 
         // When a person resolves with new content built from both

@@ -227,6 +227,9 @@ enum Checklist: SyncedModel {
 
 @Suite("Models: keys this release does not know inside the objects of arrays")
 struct UnknownKeysInArraysTests {
+    /// A checklist whose first item holds a key ChecklistV1 does not know (`due`).
+    private static let checklist = #"{"items": [{"id": "a", "title": "Milk", "due": "Monday"}, {"id": "b", "title": "Eggs"}]}"#
+
     /// A recipe whose steps hold keys RecipeV1 does not know (a newer release's `timer`, `heat`).
     private static let soup =
         #"{"name": "Soup", "steps": [{"text": "chop", "timer": 30}, {"text": "boil", "heat": "high"}]}"#
@@ -284,21 +287,11 @@ struct UnknownKeysInArraysTests {
 
     @Test("an edited element is found by its id when the array changed length")
     func foundByID() throws {
-        let sandbox = try Sandbox()
-        defer { sandbox.remove() }
-        let store = try sandbox.store("desk")
-        let id = RecordID.random()
-        _ = try store.device.put(
-            id: id, type: "Checklist",
-            fields: fields(#"{"items": [{"id": "a", "title": "Milk", "due": "Monday"}, {"id": "b", "title": "Eggs"}]}"#),
-            schemaVersion: 1)
-        let read = try #require(try store.record(id, as: Checklist.self))
-        var value = read.value
-        value.items[0].title = "Oat milk"
-        value.items.insert(ChecklistItemV1(id: "c", title: "Bread"), at: 0)
-        _ = try store.update(read, to: value)
         #expect(
-            try store.device.record(id)?.version.fields
+            try edited(Self.checklist, as: Checklist.self) { value in
+                value.items[0].title = "Oat milk"
+                value.items.insert(ChecklistItemV1(id: "c", title: "Bread"), at: 0)
+            }
                 == fields(
                     #"{"items": [{"id": "c", "title": "Bread"}, {"id": "a", "title": "Oat milk", "due": "Monday"}, {"id": "b", "title": "Eggs"}]}"#
                 ))
@@ -333,22 +326,11 @@ struct UnknownKeysInArraysTests {
 
     @Test("an element removed by id takes its keys with it, even when another takes its place")
     func removedByID() throws {
-        let sandbox = try Sandbox()
-        defer { sandbox.remove() }
-        let store = try sandbox.store("desk")
-        let id = RecordID.random()
-        _ = try store.device.put(
-            id: id, type: "Checklist",
-            fields: fields(#"{"items": [{"id": "a", "title": "Milk", "due": "Monday"}, {"id": "b", "title": "Eggs"}]}"#),
-            schemaVersion: 1)
-        let read = try #require(try store.record(id, as: Checklist.self))
-        var value = read.value
-        value.items.removeFirst()
-        value.items.append(ChecklistItemV1(id: "c", title: "Bread"))
-        _ = try store.update(read, to: value)
         #expect(
-            try store.device.record(id)?.version.fields
-                == fields(#"{"items": [{"id": "b", "title": "Eggs"}, {"id": "c", "title": "Bread"}]}"#))
+            try edited(Self.checklist, as: Checklist.self) { value in
+                value.items.removeFirst()
+                value.items.append(ChecklistItemV1(id: "c", title: "Bread"))
+            } == fields(#"{"items": [{"id": "b", "title": "Eggs"}, {"id": "c", "title": "Bread"}]}"#))
     }
 
     @Test("renamed elements of a Set (written in any order) never take another element's keys")
