@@ -86,6 +86,27 @@ struct SafetyValveTests {
         #expect(try desk.merge().source("phone.json")?.status == .unchanged)
     }
 
+    @Test("a file under this device's own name, not written by it, that would delete every record is held back and called another device using this ID")
+    func massDeletionUnderOwnName() throws {
+        // Given desk holds 100 live records from phone, and has published its own file
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        try sandbox.write("phone.json", Wire.snapshot("phone", generation: 1, versions: (0..<100).map { Wire.version($0, by: "phone") }))
+        let desk = try sandbox.device("desk")
+        _ = try desk.merge()
+
+        // When another writer replaces desk.json with tombstones of them all, at a generation desk never wrote
+        let tombstones = (0..<100).map { Wire.version($0, by: "desk", vector: ["phone": 1, "desk": 1], at: 1_000, deleted: true) }
+        try sandbox.write("desk.json", Wire.snapshot("desk", generation: 7, versions: tombstones))
+        let held = try desk.merge()
+
+        // Then it is held back, and said loudly to be another device's, in the report and in status
+        #expect(held.source("desk.json")?.status == .heldBack)
+        #expect(held.warnings.contains { $0.contains("ANOTHER DEVICE IS USING THIS DEVICE'S ID") }, "\(held.warnings)")
+        #expect(try desk.status().counts.live == 100)
+        #expect(try desk.status().sources.contains { $0.lastWarning?.contains("ANOTHER DEVICE IS USING THIS DEVICE'S ID") == true })
+    }
+
     @Test("a peer's parts that would together delete most live records are held back together, until its device is accepted")
     func massDeletionAcrossParts() throws {
         // Given phone publishing 100 records in parts (none of which holds 50 records), merged by desk

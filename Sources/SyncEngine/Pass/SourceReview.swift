@@ -173,6 +173,11 @@ extension SyncDevice {
             row.size = -1
             findings.report.warnings.append("\(name): \(heldBack)")
             logger.warning("source held back", metadata: ["source.name": "\(name)", "reason": "\(heldBack)"])
+            // What the file says of itself holds whether or not it merges: another device under
+            // this device's name (a wipe under its name is that case), a clock far ahead.
+            findings.report.warnings += notes.map { "\(name): \($0)" }
+            row.lastWarning = notes.isEmpty ? nil : notes.joined(separator: "; ")
+            outcome.warning = row.lastWarning
             return
         }
         if reading.part == .whole || tally.readByDigest {
