@@ -91,10 +91,13 @@ extension SyncDevice {
             logger.debug("source gone before it was read", metadata: ["source.name": "\(name)"])
             return
         case .unreadable(let error):
-            outcome.status = error.isTooLarge ? .rejected : { if case .notRegular = error { .ignored } else { .skipped } }()
+            (outcome.status, outcome.problemKind) =
+                switch error {
+                case .tooLarge, .grewPastLimit: (.rejected, "too_large")
+                case .notRegular: (.ignored, "not_regular")
+                case .unreadable, .vanished: (.skipped, "unreadable")
+                }
             outcome.reason = error.description
-            outcome.problemKind =
-                error.isTooLarge ? "too_large" : { if case .notRegular = error { "not_regular" } else { "unreadable" } }()
             row.lastProblem = error.description
             logger.warning("source not read", metadata: ["source.name": "\(name)", "reason": "\(error)"])
             return

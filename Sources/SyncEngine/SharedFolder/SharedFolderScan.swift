@@ -136,14 +136,6 @@ public enum SnapshotFileReadError: Error, Hashable, Sendable, CustomStringConver
     case vanished
     case unreadable(String)
 
-    /// Over the limit, as found before reading or while reading.
-    var isTooLarge: Bool {
-        switch self {
-        case .tooLarge, .grewPastLimit: true
-        case .notRegular, .vanished, .unreadable: false
-        }
-    }
-
     public var description: String {
         switch self {
         case .notRegular(let kind):

@@ -37,9 +37,9 @@ public struct SystemCallError: Error, Hashable, Sendable, CustomStringConvertibl
         case EPERM:
             "the shared folder does not let this user replace the file (a sticky folder where another user owns it, or an immutable or append-only attribute)"
         case EEXIST:
-            // Only a temporary file is created exclusively, and a stale one of this device's is
-            // removed before: what holds its name now is not a file it wrote (a directory there).
-            "something that is not this device's file holds its temporary name (\(subject)): remove it"
+            // Files are created exclusively under names of this device's own (its temporaries,
+            // whose stale ones a pass removes first): what holds one is not a file it wrote.
+            "something this device did not write holds the name it writes under (\(subject)), such as a directory: remove it"
         default: nil
         }
     }
