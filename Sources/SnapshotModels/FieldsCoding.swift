@@ -104,7 +104,7 @@ struct Leftovers: Hashable, Sendable {
     var inside: [String: Leftovers] = [:]
     /// Every element of the array under each key, as read (with or without leftovers: those
     /// without hold their place when the leftovers are placed), when any element has leftovers.
-    var inArrays: [String: [ElementLeftovers]] = [:]
+    var inArrays: [String: ArrayLeftovers] = [:]
 
     var isEmpty: Bool { members.count == 0 && inside.isEmpty && inArrays.isEmpty }
 
@@ -129,8 +129,8 @@ struct Leftovers: Hashable, Sendable {
                 && storedItems.contains(where: { if case .object = $0 { true } else { false } }):
                 // (A model that drops elements while reading leaves nothing to pair them by; one
                 // that wrote every element as stored, or an array of no objects, leaves nothing.)
-                let elements = ElementLeftovers.elements(of: storedItems, writtenAs: writtenItems)
-                if elements.contains(where: { !$0.leftovers.isEmpty }) { inArrays[match.key] = elements }
+                let array = ArrayLeftovers(of: storedItems, writtenAs: writtenItems)
+                if array.elements.contains(where: { !$0.leftovers.isEmpty }) { inArrays[match.key] = array }
             default:
                 break
             }
@@ -141,7 +141,7 @@ struct Leftovers: Hashable, Sendable {
     mutating func adopt(_ other: Leftovers) {
         for (key, value) in other.members where members[key] == nil { members[key] = value }
         for (key, nested) in other.inside { inside[key, default: Leftovers()].adopt(nested) }
-        for (key, elements) in other.inArrays where inArrays[key] == nil { inArrays[key] = elements }
+        for (key, array) in other.inArrays where inArrays[key] == nil { inArrays[key] = array }
     }
 
     /// Puts the leftovers into `fields` where the app's new value has nothing under their key.
@@ -153,9 +153,9 @@ struct Leftovers: Hashable, Sendable {
             nested.carry(into: &inner)
             fields[key] = .object(inner)
         }
-        for (key, elements) in inArrays {
+        for (key, array) in inArrays {
             guard case .array(var items)? = fields[key] else { continue }
-            for (element, target) in ElementLeftovers.place(elements, in: items) {
+            for (element, target) in array.place(in: items) {
                 guard case .object(var inner) = items[target] else { continue }
                 element.leftovers.carry(into: &inner)
                 items[target] = .object(inner)
@@ -167,11 +167,20 @@ struct Leftovers: Hashable, Sendable {
 
 /// One element of an array as read: what this release wrote of it, where, and the keys it does
 /// not know (its leftovers, often none).
+struct ElementLeftovers: Hashable, Sendable {
+    /// Where this release wrote it.
+    var position: Int
+    /// The element as this release wrote it when it was read.
+    var written: JSONValue
+    var leftovers: Leftovers
+}
+
+/// Every element of an array as read (``ElementLeftovers``), and whether the model kept their order.
 ///
 /// When a record is read, each stored element is paired with the written element that is what
 /// this release writes of it (every member it writes is the stored one's, with the same value),
 /// wherever the model put it (a `Set`, a decoder that sorts): its own position first. When the
-/// app writes the array again, each element's leftovers go to (``place(_:in:)``):
+/// app writes the array again, each element's leftovers go to (``place(in:)``):
 /// 1. the element still written as it was read, at its old position, else elsewhere (the app
 ///    moved it, or inserted others before it);
 /// 2. else the element with the same `id` member (a string or a number); an element whose `id`
@@ -180,30 +189,26 @@ struct Leftovers: Hashable, Sendable {
 ///    wrote each where it was read), the element at its old position (the app edited it).
 /// Elements written alike are told apart only by their order: removing one of two may leave the
 /// other with the removed one's leftovers. An `id` member tells them apart.
-struct ElementLeftovers: Hashable, Sendable {
-    /// Where this release wrote it, in an array of `count` elements.
-    var position: Int
-    var count: Int
-    /// Whether the model wrote every element of the array where it was read: only then does a
-    /// position say which element is which (a `Set` writes them in any order).
+struct ArrayLeftovers: Hashable, Sendable {
+    /// Every element of the array as read, in the stored order.
+    var elements: [ElementLeftovers]
+    /// Whether the model wrote every element where it was read: only then does a position say
+    /// which element is which (a `Set` writes them in any order).
     var orderKept: Bool
-    /// The element as this release wrote it when it was read.
-    var written: JSONValue
-    var leftovers: Leftovers
 
     /// Each of `stored` with what `written` (this release's writing of the same array) holds of it.
-    static func elements(of stored: [JSONValue], writtenAs written: [JSONValue]) -> [ElementLeftovers] {
+    init(of stored: [JSONValue], writtenAs written: [JSONValue]) {
         // Each stored element's written element: the same position when it is its writing, else
         // a free one equal to it (found by hash: elements without unknown keys, reordered), else
         // the first free one that is its writing, else its own position if free, else the first
         // free one.
         var pairs = [Int?](repeating: nil, count: stored.count)
         var used = Set<Int>()
-        for index in stored.indices where isWriting(written[index], of: stored[index]) {
+        for index in stored.indices where Self.isWriting(written[index], of: stored[index]) {
             pairs[index] = index
             used.insert(index)
         }
-        let orderKept = used.count == stored.count
+        orderKept = used.count == stored.count
         var equal: [JSONValue: [Int]] = [:]
         for index in written.indices.reversed() where !used.contains(index) { equal[written[index], default: []].append(index) }
         for index in stored.indices where pairs[index] == nil {
@@ -213,7 +218,7 @@ struct ElementLeftovers: Hashable, Sendable {
             }
         }
         for index in stored.indices where pairs[index] == nil {
-            if let other = written.indices.first(where: { !used.contains($0) && isWriting(written[$0], of: stored[index]) }) {
+            if let other = written.indices.first(where: { !used.contains($0) && Self.isWriting(written[$0], of: stored[index]) }) {
                 pairs[index] = other
                 used.insert(other)
             }
@@ -225,15 +230,13 @@ struct ElementLeftovers: Hashable, Sendable {
             pairs[index] = other
             used.insert(other)
         }
-        return stored.indices.map { index in
+        elements = stored.indices.map { index in
             let position = pairs[index] ?? index
             var leftovers = Leftovers()
             if case .object(let storedObject) = stored[index], case .object(let writtenObject) = written[position] {
                 leftovers.add(storedObject, notIn: writtenObject)
             }
-            return ElementLeftovers(
-                position: position, count: stored.count, orderKept: orderKept, written: written[position],
-                leftovers: leftovers)
+            return ElementLeftovers(position: position, written: written[position], leftovers: leftovers)
         }
     }
 
@@ -254,7 +257,7 @@ struct ElementLeftovers: Hashable, Sendable {
 
     /// The element of `items` (the array the app writes) that each element with leftovers goes
     /// to, each element of `items` taken once, in the order the type's comment gives.
-    static func place(_ elements: [ElementLeftovers], in items: [JSONValue]) -> [(ElementLeftovers, Int)] {
+    func place(in items: [JSONValue]) -> [(ElementLeftovers, Int)] {
         var placed: [(ElementLeftovers, Int)] = []
         var taken = Set<Int>()
         var left = elements
@@ -290,7 +293,7 @@ struct ElementLeftovers: Hashable, Sendable {
         match { $0 }
         match(id)
         left.removeAll { id($0.written) != nil }
-        for element in left where element.orderKept && items.count == element.count && !taken.contains(element.position) {
+        for element in left where orderKept && items.count == elements.count && !taken.contains(element.position) {
             take(element, at: element.position)
         }
         return placed.filter { !$0.0.leftovers.isEmpty }

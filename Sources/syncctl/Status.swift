@@ -77,22 +77,23 @@ extension SyncctlCommand {
 /// problem (a device publishing 256 parts would otherwise fill a screen with lines alike).
 private enum SourceLine {
     case file(StatusReport.Source)
-    case parts(device: String, role: String, sources: [StatusReport.Source])
+    /// Two or more parts of one device and role.
+    case parts([StatusReport.Source])
 
     /// The sources as lines: each device's unremarkable parts (present, merged at their last read,
     /// nothing to say) in one line where its first one was, when it has two or more; every other
     /// source (a whole file, a copy, a part with a problem or a warning, one gone) on its own.
     static func summing(_ sources: [StatusReport.Source]) -> [SourceLine] {
-        func groupKey(_ source: StatusReport.Source) -> String? {
+        func groupKey(_ source: StatusReport.Source) -> [String]? {
             guard source.present, source.lastProblem == nil, source.lastWarning == nil, source.problemKind == nil,
                 source.lastMerged != nil, let device = source.device, let role = source.role,
                 source.name.hasPrefix(device + "."), source.name.hasSuffix(SourceFileName.fileExtension)
             else { return nil }
             let middle = source.name.dropFirst(device.count + 1).dropLast(SourceFileName.fileExtension.count)
             guard PartPrefix(String(middle)) != nil else { return nil }
-            return role + "\u{0}" + device
+            return [role, device]
         }
-        var members: [String: [StatusReport.Source]] = [:]
+        var members: [[String]: [StatusReport.Source]] = [:]
         for source in sources {
             if let key = groupKey(source) { members[key, default: []].append(source) }
         }
@@ -103,7 +104,7 @@ private enum SourceLine {
                 continue
             }
             if group[0] == source {
-                lines.append(.parts(device: source.device ?? "?", role: source.role ?? "-", sources: group))
+                lines.append(.parts(group))
             }
         }
         return lines
@@ -112,23 +113,20 @@ private enum SourceLine {
     var name: String {
         switch self {
         case .file(let source): source.name
-        case .parts(let device, _, let sources): "\(device).*.json (\(sources.count) parts)"
+        case .parts(let sources): "\(first.device ?? "?").*.json (\(sources.count) parts)"
         }
     }
 
-    var device: String? {
+    /// The file, or the first of the parts (they share their device and role).
+    private var first: StatusReport.Source {
         switch self {
-        case .file(let source): source.device
-        case .parts(let device, _, _): device
+        case .file(let source): source
+        case .parts(let sources): sources[0]
         }
     }
 
-    var role: String? {
-        switch self {
-        case .file(let source): source.role
-        case .parts(_, let role, _): role
-        }
-    }
+    var device: String? { first.device }
+    var role: String? { first.role }
 
     /// Its generation and when it last merged; for parts, the range of their generations and
     /// the latest merge (timestamps as written sort as they are in time).
@@ -142,7 +140,7 @@ private enum SourceLine {
                 separator: ", ")
             if !source.present { state += " (no longer in the folder)" }
             return state
-        case .parts(_, _, let sources):
+        case .parts(let sources):
             let generations = sources.compactMap(\.generation)
             let (low, high) = (generations.min(), generations.max())
             let generation =
