@@ -273,6 +273,54 @@ struct OwnNamesTests {
         #expect(try larger.records().count == 10)
     }
 
+    @Test("a part of 4 digits larger than the largest file read is published with a warning, and taken as this device's own when read again, not as another writer's file")
+    func ownPartOverTheLimit() throws {
+        // Given two peers each with one record of 10,000 characters, both under prefix 0000, and
+        // desk reading files of up to 15,000 bytes: each peer's file is under it, desk's part is not
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        func peer(_ device: String, _ n: Int, _ letter: String, generation: Int64) -> [UInt8] {
+            let text = String(repeating: letter, count: 10_000)
+            return Wire.snapshot(
+                device, generation: generation,
+                versions: [Wire.version(n, by: device, vector: [device: generation], at: generation, fields: #"{"s": "\#(text)"}"#)])
+        }
+        try sandbox.write("p1.json", peer("p1", 0, "a", generation: 1))
+        try sandbox.write("p2.json", peer("p2", 1, "b", generation: 1))
+        let limit: Int64 = 15_000
+        let desk = try sandbox.device("desk", maxFileSize: limit, partPolicy: PartsTests.policy)
+
+        // When desk merges: its part 0000 holds both records, over the limit, and is said to be
+        let first = try desk.merge()
+        #expect(first.sources.allSatisfy { $0.status == .merged }, "\(first.sources)")
+        #expect(first.publishedFiles.contains("desk.0000.json"), "\(first.publishedFiles)")
+        #expect(first.warnings.contains { $0.contains("desk.0000.json is") && $0.contains("--max-file-size 15000") }, "\(first.warnings)")
+        let written = try sandbox.read("desk.0000.json")
+        #expect(written.count > limit)
+
+        // Then reading every file again takes desk.0000.json as desk's own: not refused, not
+        // replaced by a part of 3 digits, nothing published
+        let reread = try desk.merge(rereadAll: true)
+        #expect(!reread.sources.contains { $0.status == .rejected }, "\(reread.sources)")
+        #expect(!reread.warnings.contains { $0.contains("not replaced") }, "\(reread.warnings)")
+        #expect(reread.publishedFiles.isEmpty, "\(reread.publishedFiles)")
+        #expect(!FileManager.default.fileExists(atPath: sandbox.sharedPath("desk.000.json")))
+        #expect(try sandbox.read("desk.0000.json") == written)
+
+        // And a peer's later edit of one of those records is published in that part, again
+        try sandbox.write("p1.json", peer("p1", 0, "c", generation: 2))
+        let edited = try desk.merge()
+        #expect(edited.publishedFiles.contains("desk.0000.json"), "\(edited.publishedFiles)")
+        #expect(String(decoding: try sandbox.read("desk.0000.json"), as: UTF8.self).contains("ccccc"))
+        let again = try desk.merge(rereadAll: true)
+        #expect(!again.sources.contains { $0.status == .rejected } && again.publishedFiles.isEmpty, "\(again.sources)")
+
+        // And a file under desk's name over the limit that desk did not write is still refused
+        try sandbox.write("desk.sync-conflict-20261129-000000-ABCDEFG.json", Array(repeating: UInt8(ascii: " "), count: Int(limit) + 1))
+        let foreign = try desk.merge(rereadAll: true)
+        #expect(foreign.sources.first { $0.name.hasPrefix("desk.sync-conflict") }?.status == .rejected, "\(foreign.sources)")
+    }
+
     @Test("only this device's own temporary names are cleaned up: not device me.json's, nor a person's .desk.json.tmp")
     func ownTemporaryNamesOnly() throws {
         let sandbox = try Sandbox()

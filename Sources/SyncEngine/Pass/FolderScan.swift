@@ -70,7 +70,12 @@ extension SyncDevice {
                 continue
             }
             // A file refused as too large is read again once the limit allows it (raised since).
-            if let previous = known[entry.name], previous.hasSameStat(as: status), !rereadAll,
+            // One this device published, unchanged since, is not read again by `rereadAll` when it
+            // is over the limit: the store holds what it wrote, and refusing it would make the
+            // device take its own file for another writer's (a part of huge records can be
+            // larger than the limit: docs/format.md, reading 20).
+            if let previous = known[entry.name], previous.hasSameStat(as: status),
+                !rereadAll || (status.size > settings.maxFileSize && isOwnFileMergedWhole(previous)),
                 previous.problemKind != "too_large" || status.size > settings.maxFileSize
             {
                 // Not read again, and its row kept as it was, so an idle pass writes nothing.
@@ -83,6 +88,16 @@ extension SyncDevice {
             changed.append((entry.name, status))
         }
         return FolderScan(findings: findings, changed: changed, known: known, hasWritten: hasWritten)
+    }
+}
+
+extension SyncDevice {
+    /// Whether a source row is a file under this device's own name that it merged whole: its own
+    /// publication as it recorded it, or a file it read cleanly (under a larger limit), so that
+    /// nothing in it is missing from the store.
+    func isOwnFileMergedWhole(_ row: StoredSource) -> Bool {
+        row.device == device.rawValue && row.role == "own" && row.lastProblem == nil && row.problemKind == nil
+            && row.lastMergedAt != nil
     }
 }
 

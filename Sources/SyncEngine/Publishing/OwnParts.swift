@@ -91,6 +91,7 @@ extension SyncDevice {
             let obsolete = try obsoleteOwnFiles(session, findings: findings, layout: Set(first.parts.map(\.part)))
             if generation >= VersionVector.maximumCount { _ = nextGeneration(after: generation, warnings: &warnings) }
             guard !toPublish.isEmpty || !obsolete.isEmpty else { return nil }
+            warnings += overLimitWarnings(toPublish)
             return Publication(generation: generation, files: toPublish, obsolete: obsolete, warnings: warnings)
         }
         var layout: [PartPrefix: OwnPart?] = [:]
@@ -126,7 +127,7 @@ extension SyncDevice {
             return Publication(generation: generation, files: [], obsolete: [], failure: error)
         }
         let written = writer.finish()
-        warnings += written.warnings
+        warnings += written.warnings + overLimitWarnings(written.files)
         for part in written.kept {
             try session.clearChangedPrefixes(within: part.prefix.isEmpty ? .whole : PartPrefix(part.prefix) ?? .whole)
         }
@@ -144,6 +145,19 @@ extension SyncDevice {
         let obsolete = try obsoleteOwnFiles(session, findings: findings, layout: written.layout)
         guard !written.files.isEmpty || !obsolete.isEmpty || !warnings.isEmpty else { return nil }
         return Publication(generation: generation, files: written.files, obsolete: obsolete, warnings: warnings)
+    }
+
+    /// A warning for each file about to be published that is larger than the largest file read.
+    ///
+    /// Only a part that cannot split further gets there (4 digits, holding records that are large
+    /// together, or one record larger than the limit alone). It is published all the same, since
+    /// this device has no other place for its records, and taken as this device's own when read
+    /// again (``isOwnFileMergedWhole(_:)``); peers with the same limit do not read it.
+    func overLimitWarnings(_ files: [WrittenPart]) -> [String] {
+        let limit = settings.maxFileSize
+        return files.filter { $0.row.bytes > limit }.map { file in
+            "\(file.name) is \(file.row.bytes) bytes, larger than the largest file read (--max-file-size \(limit)), and its \(file.row.records) record(s) cannot be split into smaller parts: a device reading with that limit does not read it; raise maxFileSize on every device to at least \(file.row.bytes)"
+        }
     }
 
     /// Marks every part to be written again when they were signed with another key than this
