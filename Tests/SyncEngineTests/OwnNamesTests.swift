@@ -173,6 +173,34 @@ struct OwnNamesTests {
         #expect(try Self.idsReadByAPeer(sandbox) == Set((0..<10).map(PartsTests.id)).union([Wire.id(3), Wire.id(8)]))
     }
 
+    @Test("a copy under this device's name that it did not write and that is not signed with its key does not push its generation: a made-up 2^53−1 cannot pin it")
+    func impostorGenerationDoesNotCount() throws {
+        // Given desk in step with phone (desk.json generation 1), then another writer's copy under
+        // desk's name claiming generation 2^53 - 1, unsigned
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        try sandbox.write("phone.json", PartsTests.peerFile("phone", generation: 1, 0..<10))
+        let desk = try sandbox.device("desk")
+        #expect(try desk.merge().publishedGeneration == 1)
+        let copy = "desk.sync-conflict-20261129-000000-ABCDEFG.json"
+        try sandbox.write(copy, Wire.snapshot("desk", generation: VersionVector.maximumCount, versions: [Wire.version(3, by: "desk")]))
+
+        // When desk merges it, and publishes after an edit
+        let merged = try desk.merge()
+        let warning = merged.sources.first { $0.name == copy }?.warning ?? ""
+        _ = try desk.put(id: Wire.id(8), type: "Note", fields: Wire.object(#"{"text":"later"}"#), schemaVersion: nil)
+
+        // Then the copy's record merged, it is reported as another device's, and desk goes on at
+        // generations 2 (the merge) and 3 (the edit), then 4 once the copy is gone
+        #expect(try desk.records().contains { $0.id == Wire.id(3) })
+        #expect(warning.contains("ANOTHER DEVICE IS USING THIS DEVICE'S ID") && warning.contains("does not count"), "\(warning)")
+        #expect(merged.publishedGeneration == 2)
+        #expect(try SnapshotReader.read(bytes: sandbox.read("desk.json"), fileName: "desk.json").generation == 3)
+        try FileManager.default.removeItem(atPath: sandbox.sharedPath(copy))
+        _ = try desk.put(id: Wire.id(9), type: "Note", fields: Wire.object(#"{"text":"later still"}"#), schemaVersion: nil)
+        #expect(try SnapshotReader.read(bytes: sandbox.read("desk.json"), fileName: "desk.json").generation == 4)
+    }
+
     @Test("a file under this device's name holding a record it rejected is copied to the state directory before it is replaced")
     func rejectedRecordKeptInACopy() throws {
         // Given desk.json (not written by this state directory) with a valid record and one nested

@@ -145,7 +145,17 @@ extension SyncDevice {
                     generation: reading.generation, recordsDigest: own.recordsDigest, fileDigest: fileDigest)
             }
             if hasWritten, let impostor = try? impostorWarning(reading, fileDigest: fileDigest, session: session) {
-                notes.append(impostor)
+                if own.isSignedWithOwnKey {
+                    notes.append(impostor)
+                } else {
+                    // Not this device's, nor its earlier self restored from a backup (which signs
+                    // with the same key): its generation does not push this device's, so that a
+                    // made-up one (2^53−1) cannot pin it for good (docs/format.md, reading 19).
+                    row.highestGeneration = previous?.highestGeneration
+                    notes.append(
+                        impostor
+                            + "; it is not signed with this device's key, so its generation does not count toward this device's")
+                }
             } else if !hasWritten, reading.role == .own, problems.isEmpty {
                 // A brand-new store takes a file under its name as its own earlier self (a state
                 // directory lost or restored): this device's from now on, removed once its parts
