@@ -105,6 +105,13 @@ struct SafetyValveTests {
         #expect(held.warnings.contains { $0.contains("ANOTHER DEVICE IS USING THIS DEVICE'S ID") }, "\(held.warnings)")
         #expect(try desk.status().counts.live == 100)
         #expect(try desk.status().sources.contains { $0.lastWarning?.contains("ANOTHER DEVICE IS USING THIS DEVICE'S ID") == true })
+        // And desk replaces the file with its own (a copy kept), so the advice is not to let it
+        // through (that would find nothing) but where the copy is
+        let reason = held.source("desk.json")?.reason ?? ""
+        #expect(!reason.contains("--accept-deletions") && reason.contains("replaced/"), "\(reason)")
+        #expect(!held.warnings.contains { $0.contains("--accept-deletions") }, "\(held.warnings)")
+        #expect(held.warnings.contains { $0.contains("a copy is kept at") }, "\(held.warnings)")
+        #expect(try SnapshotReader.read(bytes: sandbox.read("desk.json"), fileName: "desk.json").generation != 7)
     }
 
     @Test("a peer's parts that would together delete most live records are held back together, until its device is accepted")

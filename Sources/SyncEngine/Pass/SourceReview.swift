@@ -177,7 +177,12 @@ extension SyncDevice {
             }
         }
         notes += tally.futureDates.warnings()
-        if let heldBack {
+        if var heldBack {
+            if reading.device == device, reading.role == .own,
+                let advice = heldBack.firstRange(of: Self.acceptDeletionsAdvice)
+            {
+                heldBack.replaceSubrange(advice.lowerBound..., with: Self.ownNameHeldBackAdvice)
+            }
             outcome.status = .heldBack
             outcome.reason = heldBack
             outcome.problemKind = "held_back"

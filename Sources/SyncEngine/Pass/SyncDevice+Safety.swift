@@ -25,8 +25,16 @@ extension SyncDevice {
     func massDeletionHold(deletions: Int, name: String, session: StoreSession, liveRecords: inout Int?) throws -> String? {
         guard let live = try isMassDeletion(deletions, session: session, liveRecords: &liveRecords) else { return nil }
         return
-            "it would delete \(deletions) of the \(live) live records at once, so it is held back and nothing from it is merged; if the deletions are meant, run: syncctl merge --accept-deletions '\(name)'"
+            "it would delete \(deletions) of the \(live) live records at once, so it is held back and nothing from it is merged\(Self.acceptDeletionsAdvice)'\(name)'"
     }
+
+    /// How the held-back reasons end: what lets the file through.
+    static let acceptDeletionsAdvice = "; if the deletions are meant, run: syncctl merge --accept-deletions "
+
+    /// What is said instead of ``acceptDeletionsAdvice`` of a file under this device's own name:
+    /// its publication replaces the file, so letting it through later would find nothing.
+    static let ownNameHeldBackAdvice =
+        "; it is under this device's own name, so this device replaces it with its own file (a copy is kept in the state directory's replaced/): deletions meant by this device are made with syncctl delete"
 
     /// Why the `files` files of `device` that would delete records in this pass must be held back
     /// together, nil when they may merge: each may be under the valve's limits (a part holds a
@@ -36,7 +44,7 @@ extension SyncDevice {
     {
         guard let live = try isMassDeletion(deletions, session: session, liveRecords: &liveRecords) else { return nil }
         return
-            "with the other files of device \(device) in this pass (\(files) in all), it would delete \(deletions) of the \(live) live records at once, so they are held back and nothing from them is merged; if the deletions are meant, run: syncctl merge --accept-deletions '\(device)'"
+            "with the other files of device \(device) in this pass (\(files) in all), it would delete \(deletions) of the \(live) live records at once, so they are held back and nothing from them is merged\(Self.acceptDeletionsAdvice)'\(device)'"
     }
 
     /// The live records, when deleting `deletions` of them at once is over the valve's limits.
