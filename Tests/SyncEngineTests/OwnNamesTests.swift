@@ -226,6 +226,37 @@ struct OwnNamesTests {
         // And a file it merged whole is replaced without a copy
         _ = try desk.put(id: Wire.id(9), type: "Note", fields: Wire.object(#"{"text":"more"}"#), schemaVersion: nil)
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory).count == 1)
+        // And the same file written again is kept once
+        try sandbox.write("desk.json", original)
+        let again = try desk.merge()
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory).count == 1)
+        #expect(again.warnings.contains { $0.contains("a copy of the same content is kept at \(directory)/\(copies[0])") }, "\(again.warnings)")
+    }
+
+    @Test("the copies of replaced files take at most four times the largest file read, the newest kept")
+    func replacedCopiesBounded() throws {
+        // Given desk reading files of up to 4,000 bytes, and another writer putting a different
+        // desk.json of about 3,500 bytes, with a record desk rejects, before each of 6 merges
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        let desk = try sandbox.device("desk", maxFileSize: 4_000)
+        let directory = sandbox.state() + "/replaced"
+        var last: [UInt8] = []
+        for round in 0..<6 {
+            let bad = #"{"id": "\#(Wire.id(100 + round))", "type": "Note", "lastModified": "not a time", "modifiedBy": "desk", "versionVector": {"desk": 1}, "fields": {}}"#
+            let text = Wire.snapshotText(
+                "desk", generation: Int64(10 + round),
+                records: (0..<18).map { Wire.text(Wire.version(round * 18 + $0, by: "desk")) } + [bad])
+            last = Array(text.utf8)
+            try sandbox.write("desk.json", last)
+            sandbox.clock.advance(by: 10)
+            _ = try desk.merge()
+        }
+        // Then the copies kept are the newest, at most 16,000 bytes together
+        let copies = try FileManager.default.contentsOfDirectory(atPath: directory).sorted()
+        let sizes = try copies.map { try FileManager.default.attributesOfItem(atPath: directory + "/" + $0)[.size] as! Int }
+        #expect(copies.count < 6 && sizes.reduce(0, +) <= 16_000, "\(copies) \(sizes)")
+        #expect(FileManager.default.contents(atPath: directory + "/" + copies.last!) == Data(last))
     }
 
     @Test(

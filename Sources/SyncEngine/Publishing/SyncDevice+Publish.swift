@@ -109,8 +109,11 @@ extension SyncDevice {
     /// Keeps a copy, in the state directory's `replaced/`, of each file under this device's name
     /// that a publication is about to replace although this device did not merge all of it (a
     /// record it rejected, a version that fit no schema, a file it could not read): the file is
-    /// this device's to rewrite, but what it held is then still somewhere. The newest
-    /// ``keptCopies`` copies stay.
+    /// this device's to rewrite, but what it held is then still somewhere. The same content is
+    /// kept once; the newest ``keptCopies`` copies stay, as long as they take no more than
+    /// ``keptCopiesBytes`` together, nor four times the largest file read (the newest one always
+    /// stays): another writer rewriting this
+    /// device's file again and again cannot fill the state directory's disk.
     ///
     /// - Returns: a warning per file copied (or not), naming the copy.
     private func keepCopies(of names: [String], findings: FolderFindings) -> [String] {
@@ -123,27 +126,53 @@ extension SyncDevice {
         let directory = settings.stateDirectory + "/replaced"
         var notes: [String] = []
         for (name, problem) in unmerged.sorted(by: { $0.key < $1.key }) {
-            let copy = "\(directory)/\(clock().milliseconds)-\(name)"
+            let what = "\(name) is replaced, and held what this device did not merge (\(problem))"
             do {
+                let bytes = try folder.readSnapshotBytes(name, limit: settings.maxFileSize).bytes
                 try SystemCalls.createDirectories(directory)
-                try SystemCalls.writeNewFile(copy, try folder.readSnapshotBytes(name, limit: settings.maxFileSize).bytes)
-                notes.append("\(name) is replaced, and held what this device did not merge (\(problem)): a copy is kept at \(copy)")
+                if let kept = Self.keptCopy(of: bytes, named: name, in: directory) {
+                    notes.append("\(what): a copy of the same content is kept at \(kept)")
+                    continue
+                }
+                let copy = "\(directory)/\(clock().milliseconds)-\(name)"
+                try SystemCalls.writeNewFile(copy, bytes)
+                notes.append("\(what): a copy is kept at \(copy)")
             } catch {
-                notes.append("\(name) is replaced, and held what this device did not merge (\(problem)); no copy could be kept (\(error))")
+                notes.append("\(what); no copy could be kept (\(error))")
             }
         }
-        if let listing = try? SystemCalls.directoryListing(directory, wantsStatus: { _ in false }) {
-            // Named by time first: the oldest sort first.
-            for old in listing.map(\.name).sorted().dropLast(Self.keptCopies) {
-                try? SystemCalls.remove("\(directory)/\(old)")
+        if let listing = try? SystemCalls.directoryListing(directory, wantsStatus: { _ in true }) {
+            // Named by time first: the newest sort last.
+            let budget = min(Self.keptCopiesBytes, 4 * settings.maxFileSize)
+            var total: Int64 = 0
+            for (index, entry) in listing.sorted(by: { $0.name > $1.name }).enumerated() {
+                total += entry.status?.size ?? 0
+                if index > 0, index >= Self.keptCopies || total > budget {
+                    try? SystemCalls.remove("\(directory)/\(entry.name)")
+                }
             }
         }
         for note in notes { logger.warning("own file replaced", metadata: ["reason": "\(note)"]) }
         return notes
     }
 
+    /// The path of a copy in `directory` of the file `name` holding `bytes`, if one is kept.
+    private static func keptCopy(of bytes: [UInt8], named name: String, in directory: String) -> String? {
+        guard let listing = try? SystemCalls.directoryListing(directory, wantsStatus: { $0.hasSuffix("-" + name) })
+        else { return nil }
+        for entry in listing where entry.status?.size == Int64(bytes.count) && entry.name.hasSuffix("-" + name) {
+            let path = "\(directory)/\(entry.name)"
+            guard let descriptor = try? SystemCalls.openForReading(path) else { continue }
+            defer { SystemCalls.close(descriptor) }
+            if (try? SystemCalls.readAll(descriptor, expectedSize: bytes.count, path: path)) == bytes { return path }
+        }
+        return nil
+    }
+
     /// How many copies of replaced files ``keepCopies(of:findings:)`` keeps.
     static let keptCopies = 32
+    /// How many bytes those copies may take together at most (the newest is kept whatever its size).
+    static let keptCopiesBytes: Int64 = 256 << 20
 
     /// Whether `name` is a file the last publication of this process renamed into place, and
     /// this is the first time it is asked (`syncd` asks for each file its watcher reports: its
