@@ -240,8 +240,10 @@ extension DaemonTests {
         #expect(umount(sandbox.shared) == 0)
         mounted = false
         daemon.launched.signal(SIGHUP)
-        // Then the pass finds the bare directory, says the folder is missing, and holds nothing of syncd's there
+        // Then the pass finds the bare directory, says the folder is missing and what to do if the
+        // folder is that directory, and holds nothing of syncd's there
         #expect(daemon.notify.wait(for: 30) { $0.hasPrefix("STATUS=") && $0.contains("is missing") }, "\(daemon.log)")
+        #expect(eventually(within: 30) { daemon.log.contains("if the folder is meant to be that directory now, restart syncd") }, "\(daemon.log)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.shared).isEmpty, "\(daemon.log)")
         #expect(daemon.stop() == 0, "\(daemon.log)")
     }
@@ -274,7 +276,7 @@ extension DaemonTests {
                 .map(Snapshots.recordID) == [Snapshots.id(1)]
         }
         #expect(followed, "\(daemon.log)")
-        #expect(!daemon.log.contains("it is not mounted"), "\(daemon.log)")
+        #expect(!daemon.log.contains("was a mount point when last watched"), "\(daemon.log)")
         #expect(daemon.stop() == 0, "\(daemon.log)")
     }
 

@@ -54,6 +54,9 @@ extension SyncService {
                     "the shared folder is gone (deleted, moved or unmounted); nothing is deleted, waiting for it to come back",
                     metadata: ["folder.path": "\(folder)"])
                 send("STATUS=shared folder \(folder) is missing; waiting for it")
+                if let now = WatchedFolder(folder), isBareMountPoint(now) {
+                    logger.error("\(Self.unmountedAdvice)", metadata: ["folder.path": "\(folder)"])
+                }
                 await waitForDirectory(folder)
                 guard !Task.isCancelled else { return }
                 watchedFolder.withLock { $0 = WatchedFolder(folder) }
@@ -81,6 +84,10 @@ extension SyncService {
         guard let now = WatchedFolder(path) else { return false }
         return !isBareMountPoint(now)
     }
+
+    /// What is said of a folder whose file system is unmounted, and what to do.
+    static let unmountedAdvice =
+        "the shared folder's file system is not mounted (it was a mount point when last watched): the directory under it is not the folder, so nothing is read from or published to it until the file system is mounted again; if the folder is meant to be that directory now, restart syncd"
 
     /// Whether `now`, the directory the folder's path names, is the bare directory under the
     /// file system that was mounted there when it was last watched: the same directory path, no

@@ -258,7 +258,7 @@ public final class SyncService: Service, Sendable {
         let now = WatchedFolder(device.folder.path)
         let rereadAll = followFolderPathIfMoved(now) || request.rereadAll
         let unmounted =
-            now.map(isBareMountPoint) == true ? "it is not mounted (it was a mount point when last watched)" : nil
+            now.map(isBareMountPoint) == true ? Self.unmountedAdvice : nil
         let scheduler = scheduler
         let outcome: Result<MergeReport, any Error> = await withCheckedContinuation { done in
             DispatchQueue.global(qos: .utility).async {
