@@ -246,7 +246,7 @@ struct OwnNamesTests {
             let bad = #"{"id": "\#(Wire.id(100 + round))", "type": "Note", "lastModified": "not a time", "modifiedBy": "desk", "versionVector": {"desk": 1}, "fields": {}}"#
             let text = Wire.snapshotText(
                 "desk", generation: Int64(10 + round),
-                records: (0..<18).map { Wire.text(Wire.version(round * 18 + $0, by: "desk")) } + [bad])
+                records: (0..<18).map { Wire.text(Wire.version($0, by: "desk")) } + [bad])
             last = Array(text.utf8)
             try sandbox.write("desk.json", last)
             sandbox.clock.advance(by: 10)
@@ -378,6 +378,36 @@ struct OwnNamesTests {
         try sandbox.write("desk.sync-conflict-20261129-000000-ABCDEFG.json", Array(repeating: UInt8(ascii: " "), count: Int(limit) + 1))
         let foreign = try desk.merge(rereadAll: true)
         #expect(foreign.sources.first { $0.name.hasPrefix("desk.sync-conflict") }?.status == .rejected, "\(foreign.sources)")
+    }
+
+    @Test("a largest file read below this device's own file: the file is still its own when read again, and its next publication splits into parts under the limit")
+    func limitBelowOwnFile() throws {
+        // Given desk publishing phone's 40 records in desk.json, then run with a limit below its size
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        try sandbox.write("phone.json", PartsTests.peerFile("phone", generation: 1, 0..<40))
+        _ = try sandbox.device("desk").merge()
+        let whole = try sandbox.read("desk.json")
+        let limit = Int64(whole.count / 2)
+        let desk = try sandbox.device("desk", maxFileSize: limit)
+
+        // When it reads every file again
+        let reread = try desk.merge(rereadAll: true)
+        // Then desk.json is its own (not refused, no parts published beside it)
+        #expect(reread.source("desk.json")?.status != .rejected, "\(reread.sources)")
+        #expect(reread.publishedFiles.isEmpty, "\(reread.publishedFiles)")
+
+        // When a record comes, desk publishes parts each under the limit, and removes desk.json
+        try sandbox.write("tablet.json", PartsTests.peerFile("tablet", generation: 1, 40..<41))
+        let edited = try desk.merge()
+        #expect(edited.publishedFiles.count > 1 && !edited.warnings.contains { $0.contains("larger than the largest file read") }, "\(edited.publishedFiles) \(edited.warnings)")
+        #expect(!FileManager.default.fileExists(atPath: sandbox.sharedPath("desk.json")))
+        for name in edited.publishedFiles { #expect(try sandbox.read(name).count <= limit, "\(name)") }
+        // And a device reading with that limit reads all of it
+        let reader = try sandbox.device("reader", state: sandbox.state("reader"), maxFileSize: limit)
+        try FileManager.default.removeItem(atPath: sandbox.sharedPath("phone.json"))
+        _ = try reader.merge()
+        #expect(try reader.records().count == 41)
     }
 
     @Test("only this device's own temporary names are cleaned up: not device me.json's, nor a person's .desk.json.tmp")

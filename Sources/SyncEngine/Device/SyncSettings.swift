@@ -30,6 +30,14 @@ public struct SyncSettings: Sendable, Hashable {
     public var schemaFiles: [String] = []
     /// When this device splits its snapshot into parts, and joins them (docs/parts.md).
     public var partPolicy = PartPolicy.standard
+    /// The part policy a publication applies: ``partPolicy``, splitting at `maxFileSize` instead
+    /// when that is smaller, so that this device never publishes a file it would not read back
+    /// itself when smaller parts can avoid it.
+    var publishingPartPolicy: PartPolicy {
+        let limit = Int(clamping: maxFileSize)
+        guard limit < partPolicy.splitBytes else { return partPolicy }
+        return PartPolicy(splitBytes: limit, joinBytes: min(partPolicy.joinBytes, limit / 8))
+    }
     /// How much comparing the merge of one record from the folder may do before it refuses the
     /// record (docs/hostile-input.md). Not a setting of the configuration file: the standard
     /// limit is far above what any record written by the contract needs.

@@ -46,7 +46,7 @@ final class FirstPublication: @unchecked Sendable {
         self.device = device
         self.generation = generation
         self.now = now
-        policy = device.settings.partPolicy
+        policy = device.settings.publishingPartPolicy
     }
 
     /// Adds the next record, in id order.

@@ -281,7 +281,7 @@ private struct PartWriter {
     let before: [PartPrefix: OwnPart?]
     let files: [String: StoredSource]
     let ownReads: [PartPrefix: OwnFileRead]
-    var policy: PartPolicy { device.settings.partPolicy }
+    var policy: PartPolicy { device.settings.publishingPartPolicy }
 
     /// The leaves as they are now.
     private var leaves: Set<PartPrefix>
