@@ -15,6 +15,10 @@ struct FolderFindings {
     /// Entries with a snapshot's name that are not regular files (a directory, a link, a FIFO):
     /// never read, and never replaced by a publication.
     var notRegular: [String: FileStatus] = [:]
+    /// Files under this device's name that this pass found another device's (a generation it
+    /// never wrote, or content it did not publish): never the file last written for their part,
+    /// whatever generation they claim.
+    var othersUnderOwnName: Set<String> = []
     /// This device's own files (by part) that this pass read cleanly.
     var ownReads: [PartPrefix: OwnFileRead] = [:]
     /// The whole snapshots merged by the pass, with the digests of their elements that merged
@@ -145,6 +149,7 @@ extension SyncDevice {
                     generation: reading.generation, recordsDigest: own.recordsDigest, fileDigest: fileDigest)
             }
             if hasWritten, let impostor = try? impostorWarning(reading, fileDigest: fileDigest, session: session) {
+                findings.othersUnderOwnName.insert(name)
                 if own.isSignedWithOwnKey {
                     notes.append(impostor)
                 } else {

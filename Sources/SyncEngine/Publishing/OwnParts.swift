@@ -42,7 +42,11 @@ extension SyncDevice {
         first: (parts: [WrittenPart], failure: SystemCallError?)? = nil
     ) throws -> Publication? {
         var warnings = try checkSigningKey(session)
-        let files = findings.rowsByName
+        var files = findings.rowsByName
+        // Another device's file under this device's name is not the one last written for its
+        // part, even at a generation this device wrote too (a twin's: its generations do not
+        // push this device's, docs/format.md reading 19): it is replaced.
+        for name in findings.othersUnderOwnName { files[name]?.generation = nil }
         if let first, first.failure == nil, first.parts.contains(where: { reasonNotToReplace(files[$0.name]) != nil }) {
             // A first part's name holds a file this device must not replace: its layout is
             // recorded, nothing of it published, and the parts are written below as any later
