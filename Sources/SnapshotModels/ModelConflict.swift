@@ -42,11 +42,17 @@ extension ModelStore {
         }
     }
 
-    /// Resolves every conflict of the record by keeping `candidate`'s content as it is (one of
-    /// `conflict.candidates`), as the method below does with its index.
+    /// Resolves every conflict of the record by keeping `candidate`'s content as it is, as the
+    /// method below does with its index.
+    ///
+    /// - Precondition: `candidate` is one of `conflict.candidates` (one of another conflict's
+    ///   would name a version of this record by an index that means another one here).
     public func resolve<Model: SyncedModel>(
         _ conflict: ModelConflict<Model>, keeping candidate: ModelConflict<Model>.Candidate
     ) throws {
+        precondition(
+            conflict.candidates.contains(candidate),
+            "resolve(_:keeping:) was given a candidate that is not one of this conflict's candidates (record \(conflict.id))")
         try resolve(conflict, keeping: candidate.index)
     }
 
