@@ -11,6 +11,11 @@ extension StoreSession {
         try OwnPart.order(Column("prefix")).fetchAll(db)
     }
 
+    /// This device's parts whose file as last written is larger than `bytes` (usually none).
+    public func ownParts(largerThan bytes: Int64) throws -> [OwnPart] {
+        try OwnPart.filter(Column("bytes") > bytes).fetchAll(db)
+    }
+
     /// Replaces the parts `removed` (by prefix) with `saved`.
     ///
     /// Through prepared statements (as for ``recordWritten(_:)``): a first publication saves 256

@@ -357,14 +357,22 @@ struct OwnNamesTests {
         let written = try sandbox.read("desk.0000.json")
         #expect(written.count > limit)
 
-        // Then reading every file again takes desk.0000.json as desk's own: not refused, not
-        // replaced by a part of 3 digits, nothing published
+        // Then reading every file again takes desk.0000.json as desk's own (read up to the size
+        // desk wrote): not refused, not replaced by a part of 3 digits, nothing published
         let reread = try desk.merge(rereadAll: true)
         #expect(!reread.sources.contains { $0.status == .rejected }, "\(reread.sources)")
         #expect(!reread.warnings.contains { $0.contains("not replaced") }, "\(reread.warnings)")
         #expect(reread.publishedFiles.isEmpty, "\(reread.publishedFiles)")
         #expect(!FileManager.default.fileExists(atPath: sandbox.sharedPath("desk.000.json")))
         #expect(try sandbox.read("desk.0000.json") == written)
+        // (also as the same bytes at a new inode and times: a folder moved or restored)
+        try FileManager.default.removeItem(atPath: sandbox.sharedPath("desk.0000.json"))
+        try sandbox.write("desk.0000.json", written)
+        for rereadAll in [false, true] {
+            let moved = try desk.merge(rereadAll: rereadAll)
+            #expect(!moved.sources.contains { $0.status == .rejected } && moved.publishedFiles.isEmpty, "\(moved.sources)")
+            #expect(moved.source("desk.0000.json")?.warning == nil, "\(moved.sources)")
+        }
 
         // And a peer's later edit of one of those records is published in that part, again
         try sandbox.write("p1.json", peer("p1", 0, "c", generation: 2))

@@ -14,6 +14,11 @@ struct FolderScan {
     var known: [String: StoredSource]
     /// Whether this device ever wrote a file (a brand-new store takes files under its name as its own).
     var hasWritten: Bool
+    /// This device's own parts whose file as last written is larger than `--max-file-size`, by
+    /// name, with that size: read up to it. A part that cannot split further can be that large
+    /// (docs/format.md, reading 20); refusing it would make this device take its own file for
+    /// another writer's and publish its records elsewhere, over and over.
+    var ownLargeFiles: [String: Int64] = [:]
 }
 
 extension SyncDevice {
@@ -27,12 +32,16 @@ extension SyncDevice {
         // The listing (a stat per file) and the rows of the files read before are independent:
         // the rows are read on another thread meanwhile (at 1,024 files each takes about 2 ms).
         let store = store
-        let rows = Mutex<Result<([String: StoredSource], Bool), any Error>?>(nil)
+        let rows = Mutex<Result<([String: StoredSource], Bool, [OwnPart]), any Error>?>(nil)
         let reading = DispatchGroup()
+        let limit = settings.maxFileSize
         DispatchQueue.global(qos: .userInitiated).async(group: reading) {
             let result = Result {
                 try store.reading { session in
-                    (Dictionary(uniqueKeysWithValues: try session.sources().map { ($0.name, $0) }), try session.hasWritten())
+                    (
+                        Dictionary(uniqueKeysWithValues: try session.sources().map { ($0.name, $0) }),
+                        try session.hasWritten(), try session.ownParts(largerThan: limit)
+                    )
                 }
             }
             rows.withLock { $0 = result }
@@ -40,7 +49,12 @@ extension SyncDevice {
         let listing = Result { try folder.candidates() }
         reading.wait()
         let (entries, ignored, notUTF8) = try listing.get()
-        let (known, hasWritten) = try rows.withLock { $0! }.get()
+        let (known, hasWritten, largeParts) = try rows.withLock { $0! }.get()
+        var ownLargeFiles: [String: Int64] = [:]
+        for part in largeParts {
+            guard let prefix = part.prefix.isEmpty ? PartPrefix.whole : PartPrefix(part.prefix) else { continue }
+            ownLargeFiles[prefix.fileName(for: device)] = part.bytes
+        }
         findings.report.ignoredNames = ignored.filter { !isOwnTemporaryName($0) }
         removeStaleTemporaryFiles(among: ignored)
         findings.previousRows = known
@@ -70,13 +84,9 @@ extension SyncDevice {
                 continue
             }
             // A file refused as too large is read again once the limit allows it (raised since).
-            // One this device published, unchanged since, is not read again by `rereadAll` when it
-            // is over the limit: the store holds what it wrote, and refusing it would make the
-            // device take its own file for another writer's (a part of huge records can be
-            // larger than the limit: docs/format.md, reading 20).
-            if let previous = known[entry.name], previous.hasSameStat(as: status),
-                !rereadAll || (status.size > settings.maxFileSize && isOwnFileMergedWhole(previous)),
-                previous.problemKind != "too_large" || status.size > settings.maxFileSize
+            let limit = ownLargeFiles[entry.name] ?? settings.maxFileSize
+            if let previous = known[entry.name], previous.hasSameStat(as: status), !rereadAll,
+                previous.problemKind != "too_large" || status.size > limit
             {
                 // Not read again, and its row kept as it was, so an idle pass writes nothing.
                 var row = previous
@@ -87,17 +97,8 @@ extension SyncDevice {
             }
             changed.append((entry.name, status))
         }
-        return FolderScan(findings: findings, changed: changed, known: known, hasWritten: hasWritten)
-    }
-}
-
-extension SyncDevice {
-    /// Whether a source row is a file under this device's own name that it merged whole: its own
-    /// publication as it recorded it, or a file it read cleanly (under a larger limit), so that
-    /// nothing in it is missing from the store.
-    func isOwnFileMergedWhole(_ row: StoredSource) -> Bool {
-        row.device == device.rawValue && row.role == "own" && row.lastProblem == nil && row.problemKind == nil
-            && row.lastMergedAt != nil
+        return FolderScan(
+            findings: findings, changed: changed, known: known, hasWritten: hasWritten, ownLargeFiles: ownLargeFiles)
     }
 }
 
