@@ -135,8 +135,12 @@ extension SyncDevice {
         var notes = reading.warnings
         if let highest = previous?.highestGeneration, reading.generation < highest, previous?.device == outcome.device {
             notes.append(
-                "its generation went backwards from \(highest) to \(reading.generation) (restored from a backup?); merged anyway"
+                "its generation went backwards from \(highest) to \(reading.generation) (restored from a backup, or an earlier file at this name was another writer's?); merged anyway"
             )
+            // Said once per step: the name's highest is this generation from now on, or every later
+            // file of the device would be reported as well, for good after a made-up generation
+            // (2^53−1). This device's own names keep their highest: its next generation goes above.
+            if reading.device != device { row.highestGeneration = reading.generation }
         }
         if reading.device == device, let own = source.own {
             let fileDigest = own.fileDigest
