@@ -11,6 +11,14 @@ extension StoreSession {
         try OwnPart.order(Column("prefix")).fetchAll(db)
     }
 
+    /// Whether `part` is one of the parts this device publishes now (its layout's leaves; the
+    /// whole snapshot while it has none).
+    public func isOwnPart(_ part: PartPrefix) throws -> Bool {
+        if try OwnPart.fetchOne(db, key: part.rawValue) != nil { return true }
+        guard part.isWhole else { return false }
+        return try OwnPart.fetchCount(db) == 0
+    }
+
     /// This device's parts whose file as last written is larger than `bytes` (usually none).
     public func ownParts(largerThan bytes: Int64) throws -> [OwnPart] {
         try OwnPart.filter(Column("bytes") > bytes).fetchAll(db)

@@ -114,6 +114,29 @@ struct SafetyValveTests {
         #expect(try SnapshotReader.read(bytes: sandbox.read("desk.json"), fileName: "desk.json").generation != 7)
     }
 
+    @Test("a wipe under this device's whole name while it publishes parts is not replaced: it stays held back, with the advice that lets it through")
+    func massDeletionUnderOwnNameBesideParts() throws {
+        // Given desk holding phone's 400 records, published in parts
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        try sandbox.write("phone.json", PartsTests.peerFile("phone", generation: 1, 0..<400))
+        let desk = try sandbox.device("desk", partPolicy: PartsTests.policy)
+        _ = try desk.merge()
+        #expect(!FileManager.default.fileExists(atPath: sandbox.sharedPath("desk.json")))
+
+        // When another writer puts desk.json tombstoning them all
+        let tombstones = (0..<400).map { PartsTests.version($0, by: "desk", count: 2, deleted: true) }
+        let wipe = Wire.snapshot("desk", generation: 7, versions: tombstones)
+        try sandbox.write("desk.json", wipe)
+        let held = try desk.merge()
+
+        // Then it is held back and left as it is, and the advice is the one that lets it through
+        #expect(held.source("desk.json")?.status == .heldBack)
+        #expect(held.source("desk.json")?.reason?.contains("--accept-deletions 'desk.json'") == true, "\(held.sources)")
+        #expect(try sandbox.read("desk.json") == wipe)
+        #expect(try desk.status().counts.live == 400)
+    }
+
     @Test("a peer's parts that would together delete most live records are held back together, until its device is accepted")
     func massDeletionAcrossParts() throws {
         // Given phone publishing 100 records in parts (none of which holds 50 records), merged by desk

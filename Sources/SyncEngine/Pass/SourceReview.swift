@@ -187,7 +187,10 @@ extension SyncDevice {
         }
         notes += tally.futureDates.warnings()
         if var heldBack {
-            if reading.device == device, reading.role == .own,
+            // A file of this device's layout is replaced by its publication (a copy kept): letting
+            // it through later would find nothing. Another under its name (desk.json beside its
+            // parts) stays, held back, until let through.
+            if reading.device == device, reading.role == .own, (try? session.isOwnPart(reading.part)) == true,
                 let advice = heldBack.firstRange(of: Self.acceptDeletionsAdvice)
             {
                 heldBack.replaceSubrange(advice.lowerBound..., with: Self.ownNameHeldBackAdvice)
