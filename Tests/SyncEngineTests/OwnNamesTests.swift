@@ -201,8 +201,8 @@ struct OwnNamesTests {
         #expect(try SnapshotReader.read(bytes: sandbox.read("desk.json"), fileName: "desk.json").generation == 4)
     }
 
-    @Test("a file under this device's name holding a record it rejected is copied to the state directory before it is replaced")
-    func rejectedRecordKeptInACopy() throws {
+    @Test("a file under this device's name holding a record it rejected is copied to the state directory before it is replaced", arguments: [SyncSettings.defaultMaxFileSize, Int64.max])
+    func rejectedRecordKeptInACopy(maxFileSize: Int64) throws {
         // Given desk.json (not written by this state directory) with a valid record and one nested
         // 600 levels deep, which a reader rejects alone
         let sandbox = try Sandbox()
@@ -211,7 +211,7 @@ struct OwnNamesTests {
         let nested = #"{"id": "\#(Wire.id(2))", "type": "Note", "lastModified": "2026-11-20T10:00:00.000Z", "modifiedBy": "desk", "versionVector": {"desk": 1}, "fields": {"deep": \#(deep)}}"#
         let original = Wire.snapshotText("desk", generation: 4, records: [Wire.text(Wire.version(1, by: "desk")), nested])
         try sandbox.write("desk.json", original)
-        let desk = try sandbox.device("desk")
+        let desk = try sandbox.device("desk", maxFileSize: maxFileSize)
 
         // When desk merges and rewrites desk.json
         let report = try desk.merge()

@@ -143,7 +143,8 @@ extension SyncDevice {
         }
         if let listing = try? SystemCalls.directoryListing(directory, wantsStatus: { _ in true }) {
             // Named by time first: the newest sort last.
-            let budget = min(Self.keptCopiesBytes, 4 * settings.maxFileSize)
+            let (four, overflow) = settings.maxFileSize.multipliedReportingOverflow(by: 4)
+            let budget = overflow ? Self.keptCopiesBytes : min(Self.keptCopiesBytes, four)
             var total: Int64 = 0
             for (index, entry) in listing.sorted(by: { $0.name > $1.name }).enumerated() {
                 total += entry.status?.size ?? 0
