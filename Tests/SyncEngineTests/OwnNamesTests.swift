@@ -388,7 +388,7 @@ struct OwnNamesTests {
         #expect(foreign.sources.first { $0.name.hasPrefix("desk.sync-conflict") }?.status == .rejected, "\(foreign.sources)")
     }
 
-    @Test("a largest file read below this device's own file: the file is still its own when read again, and its next publication splits into parts under the limit")
+    @Test("a largest file read below this device's own file: the file is still its own when read again, and is replaced at once by parts under the limit")
     func limitBelowOwnFile() throws {
         // Given desk publishing phone's 40 records in desk.json, then run with a limit below its size
         let sandbox = try Sandbox()
@@ -401,21 +401,42 @@ struct OwnNamesTests {
 
         // When it reads every file again
         let reread = try desk.merge(rereadAll: true)
-        // Then desk.json is its own (not refused, no parts published beside it)
-        #expect(reread.source("desk.json")?.status != .rejected, "\(reread.sources)")
-        #expect(reread.publishedFiles.isEmpty, "\(reread.publishedFiles)")
 
-        // When a record comes, desk publishes parts each under the limit, and removes desk.json
-        try sandbox.write("tablet.json", PartsTests.peerFile("tablet", generation: 1, 40..<41))
-        let edited = try desk.merge()
-        #expect(edited.publishedFiles.count > 1 && !edited.warnings.contains { $0.contains("larger than the largest file read") }, "\(edited.publishedFiles) \(edited.warnings)")
+        // Then desk.json is its own (not refused), and desk publishes parts each under the limit
+        // in its place
+        #expect(reread.source("desk.json")?.status != .rejected, "\(reread.sources)")
+        #expect(reread.publishedFiles.count > 1 && !reread.warnings.contains { $0.contains("larger than the largest file read") }, "\(reread.publishedFiles) \(reread.warnings)")
         #expect(!FileManager.default.fileExists(atPath: sandbox.sharedPath("desk.json")))
-        for name in edited.publishedFiles { #expect(try sandbox.read(name).count <= limit, "\(name)") }
+        for name in reread.publishedFiles { #expect(try sandbox.read(name).count <= limit, "\(name)") }
         // And a device reading with that limit reads all of it
         let reader = try sandbox.device("reader", state: sandbox.state("reader"), maxFileSize: limit)
         try FileManager.default.removeItem(atPath: sandbox.sharedPath("phone.json"))
         _ = try reader.merge()
-        #expect(try reader.records().count == 41)
+        #expect(try reader.records().count == 40)
+    }
+
+    @Test("a largest file read lowered below this device's parts: its next publication splits every part over it, not only the ones whose records changed")
+    func limitLoweredBelowParts() throws {
+        // Given desk publishing phone's 400 records in 16 parts
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        try sandbox.write("phone.json", PartsTests.peerFile("phone", generation: 1, 0..<400))
+        let first = try sandbox.device("desk", partPolicy: PartsTests.policy).merge()
+        #expect(first.publishedFiles.count == 16, "\(first.publishedFiles)")
+        let limit = Int64(try first.publishedFiles.map { try sandbox.read($0).count }.min()! - 1)
+
+        // When desk runs with a limit below every part, and one record comes
+        let desk = try sandbox.device("desk", maxFileSize: limit, partPolicy: PartsTests.policy)
+        try sandbox.write("tablet.json", PartsTests.peerFile("tablet", generation: 1, 400..<401))
+        _ = try desk.merge()
+
+        // Then every file desk publishes is under the limit, and a device reading with it reads them all
+        let files = try FileManager.default.contentsOfDirectory(atPath: sandbox.shared).filter { $0.hasPrefix("desk.") }
+        for name in files { #expect(try sandbox.read(name).count <= limit, "\(name)") }
+        try FileManager.default.removeItem(atPath: sandbox.sharedPath("phone.json"))
+        let reader = try sandbox.device("reader", state: sandbox.state("reader"), maxFileSize: limit)
+        _ = try reader.merge()
+        #expect(try reader.records().count == 401)
     }
 
     @Test("only this device's own temporary names are cleaned up: not device me.json's, nor a person's .desk.json.tmp")

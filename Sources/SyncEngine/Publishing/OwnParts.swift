@@ -105,9 +105,13 @@ extension SyncDevice {
         }
         if layout.isEmpty { layout[.whole] = .some(nil) }
         let changed = try session.changedPrefixes()
+        let policy = settings.publishingPartPolicy
         let dirty = layout.keys.sorted().filter { leaf in
-            !isCurrent(leaf, layout[leaf] ?? nil, files)
+            let row = layout[leaf] ?? nil
+            return !isCurrent(leaf, row, files)
                 || changed.contains { PartPrefix(value: $0, digits: PartPrefix.maximumDigits).isWithin(leaf) }
+                // Larger than the policy allows now (the split size or --max-file-size lowered).
+                || row.map { $0.bytes >= 0 && policy.splits(leaf, PartPolicy.Size(records: Int($0.records), fileBytes: Int($0.bytes))) } == true
         }
         if dirty.isEmpty {
             let obsolete = try obsoleteOwnFiles(session, findings: findings, layout: Set(layout.keys))
@@ -153,14 +157,15 @@ extension SyncDevice {
 
     /// A warning for each file about to be published that is larger than the largest file read.
     ///
-    /// Only a part that cannot split further gets there (4 digits, holding records that are large
-    /// together, or one record larger than the limit alone). It is published all the same, since
-    /// this device has no other place for its records, and taken as this device's own when read
-    /// again (``isOwnFileMergedWhole(_:)``); peers with the same limit do not read it.
+    /// Only a part that is not split further gets there (4 digits, holding records that are large
+    /// together; one record larger than the limit alone; or a part kept whole because a name under
+    /// it is taken). It is published all the same, since this device has no other place for its
+    /// records, and read back up to its size (``FolderScan/ownLargeFiles``); peers with the same
+    /// limit do not read it.
     func overLimitWarnings(_ files: [WrittenPart]) -> [String] {
         let limit = settings.maxFileSize
         return files.filter { $0.row.bytes > limit }.map { file in
-            "\(file.name) is \(file.row.bytes) bytes, larger than the largest file read (--max-file-size \(limit)), and its \(file.row.records) record(s) cannot be split into smaller parts: a device reading with that limit does not read it; raise maxFileSize on every device to at least \(file.row.bytes)"
+            "\(file.name) is \(file.row.bytes) bytes, larger than the largest file read (--max-file-size \(limit)), and its \(file.row.records) record(s) are not split further (a part of 4 digits, one record, or a part kept whole because a name under it is taken): a device reading with that limit does not read it; raise maxFileSize on every device to at least \(file.row.bytes)"
         }
     }
 
