@@ -195,7 +195,7 @@ extension SyncDevice {
     func nextGeneration(after highest: Int64, warnings: inout [String]) -> Int64 {
         guard highest >= VersionVector.maximumCount else { return max(highest, 0) + 1 }
         warnings.append(
-            "a file under this device's name claims generation \(highest), the largest the format allows: this device's files carry \(VersionVector.maximumCount) again instead of a higher one. Find the file (syncctl status) and remove it, or give the device that wrote it its own ID"
+            "a file under this device's name claims generation \(highest), the largest the format allows: this device's files carry \(VersionVector.maximumCount) again instead of a higher one. Find the file (syncctl status) and remove it, or give the device that wrote it its own ID; once this device has published that generation itself, removing files no longer helps, and only a new device ID (a new --device and --state) lets its generations grow again"
         )
         return VersionVector.maximumCount
     }

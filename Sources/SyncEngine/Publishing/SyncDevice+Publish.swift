@@ -125,30 +125,37 @@ extension SyncDevice {
         guard !unmerged.isEmpty else { return [] }
         let directory = settings.stateDirectory + "/replaced"
         var notes: [String] = []
+        // The copies this call names in its notes: never removed by its pruning below.
+        var named: Set<String> = []
         for (name, problem) in unmerged.sorted(by: { $0.key < $1.key }) {
             let what = "\(name) is replaced, and held what this device did not merge (\(problem))"
             do {
                 let bytes = try folder.readSnapshotBytes(name, limit: settings.maxFileSize).bytes
                 try SystemCalls.createDirectories(directory)
+                let copy = "\(clock().milliseconds)-\(name)"
                 if let kept = Self.keptCopy(of: bytes, named: name, in: directory) {
-                    notes.append("\(what): a copy of the same content is kept at \(kept)")
+                    // Renamed as new: the copies are pruned oldest first.
+                    let path = (try? SystemCalls.rename("\(directory)/\(kept)", to: "\(directory)/\(copy)")) != nil ? copy : kept
+                    named.insert(path)
+                    notes.append("\(what): a copy of the same content is kept at \(directory)/\(path)")
                     continue
                 }
-                let copy = "\(directory)/\(clock().milliseconds)-\(name)"
-                try SystemCalls.writeNewFile(copy, bytes)
-                notes.append("\(what): a copy is kept at \(copy)")
+                try SystemCalls.writeNewFile("\(directory)/\(copy)", bytes)
+                named.insert(copy)
+                notes.append("\(what): a copy is kept at \(directory)/\(copy)")
             } catch {
                 notes.append("\(what); no copy could be kept (\(error))")
             }
         }
         if let listing = try? SystemCalls.directoryListing(directory, wantsStatus: { _ in true }) {
-            // Named by time first: the newest sort last.
+            // Named by time first: the newest sort first here; this call's copies before all.
             let (four, overflow) = settings.maxFileSize.multipliedReportingOverflow(by: 4)
             let budget = overflow ? Self.keptCopiesBytes : min(Self.keptCopiesBytes, four)
             var total: Int64 = 0
-            for (index, entry) in listing.sorted(by: { $0.name > $1.name }).enumerated() {
+            let newestFirst = listing.sorted { (named.contains($0.name) ? 1 : 0, $0.name) > (named.contains($1.name) ? 1 : 0, $1.name) }
+            for (index, entry) in newestFirst.enumerated() {
                 total += entry.status?.size ?? 0
-                if index > 0, index >= Self.keptCopies || total > budget {
+                if !named.contains(entry.name), index >= Self.keptCopies || total > budget {
                     try? SystemCalls.remove("\(directory)/\(entry.name)")
                 }
             }
@@ -157,7 +164,7 @@ extension SyncDevice {
         return notes
     }
 
-    /// The path of a copy in `directory` of the file `name` holding `bytes`, if one is kept.
+    /// The name of a copy in `directory` of the file `name` holding `bytes`, if one is kept.
     private static func keptCopy(of bytes: [UInt8], named name: String, in directory: String) -> String? {
         guard let listing = try? SystemCalls.directoryListing(directory, wantsStatus: { $0.hasSuffix("-" + name) })
         else { return nil }
@@ -165,7 +172,7 @@ extension SyncDevice {
             let path = "\(directory)/\(entry.name)"
             guard let descriptor = try? SystemCalls.openForReading(path) else { continue }
             defer { SystemCalls.close(descriptor) }
-            if (try? SystemCalls.readAll(descriptor, expectedSize: bytes.count, path: path)) == bytes { return path }
+            if (try? SystemCalls.readAll(descriptor, expectedSize: bytes.count, path: path)) == bytes { return entry.name }
         }
         return nil
     }
