@@ -19,9 +19,9 @@ extension StoreSession {
         return try OwnPart.fetchCount(db) == 0
     }
 
-    /// This device's parts whose file as last written is larger than `bytes` (usually none).
+    /// This device's parts published in a file larger than `bytes` (usually none).
     public func ownParts(largerThan bytes: Int64) throws -> [OwnPart] {
-        try OwnPart.filter(Column("bytes") > bytes).fetchAll(db)
+        try OwnPart.filter(Column("bytes") > bytes && Column("isPublished")).fetchAll(db)
     }
 
     /// Replaces the parts `removed` (by prefix) with `saved`.

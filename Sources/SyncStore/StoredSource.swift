@@ -12,7 +12,8 @@ public struct StoredSource: Codable, Hashable, Sendable, FetchableRecord, Persis
     public var role: String?
     /// The generation last read from it.
     public var generation: Int64?
-    /// The highest generation ever read at this name.
+    /// The highest generation read at this name: ever, for this device's own names; since the
+    /// last time the generation went backwards, for other devices' (each step back is reported once).
     public var highestGeneration: Int64?
     /// The file's identity and stat when last read: a file whose stat is unchanged is not parsed again.
     public var fileSystemDevice: Int64

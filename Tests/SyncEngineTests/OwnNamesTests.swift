@@ -386,6 +386,46 @@ struct OwnNamesTests {
         try sandbox.write("desk.sync-conflict-20261129-000000-ABCDEFG.json", Array(repeating: UInt8(ascii: " "), count: Int(limit) + 1))
         let foreign = try desk.merge(rereadAll: true)
         #expect(foreign.sources.first { $0.name.hasPrefix("desk.sync-conflict") }?.status == .rejected, "\(foreign.sources)")
+
+        // And another writer's file at that part's name, over the limit, with a record desk rejects,
+        // is copied whole before desk replaces it
+        let rejected = #"{"id": "\#(Wire.id(5))", "type": "Note", "lastModified": "not a time", "modifiedBy": "desk", "versionVector": {"desk": 1}, "fields": {}}"#
+        let text = String(repeating: "d", count: 15_500)
+        let other = Wire.snapshotText(
+            "desk", generation: 40,
+            records: [Wire.text(Wire.version(0, by: "desk", vector: ["desk": 9], fields: #"{"s": "\#(text)"}"#)), rejected])
+        #expect(other.utf8.count > limit && other.utf8.count < written.count)
+        try sandbox.write("desk.0000.json", other)
+        let replaced = try desk.merge()
+        #expect(replaced.warnings.contains { $0.contains("desk.0000.json is replaced") && $0.contains("a copy is kept at") }, "\(replaced.warnings)")
+        let copies = try FileManager.default.contentsOfDirectory(atPath: sandbox.state() + "/replaced")
+        #expect(copies.contains { $0.hasSuffix("-desk.0000.json") }, "\(copies)")
+    }
+
+    @Test("a part kept whole above a name another file holds is not built again at every pass")
+    func keptWholeAboveATakenName() throws {
+        // Given desk's part 0000 over the split size, its name then taken by a directory
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        for (n, device) in ["p1", "p2"].enumerated() {
+            let text = String(repeating: "a", count: 10_000)
+            try sandbox.write("\(device).json", Wire.snapshot(device, generation: 1, versions: [Wire.version(n, by: device, fields: #"{"s": "\#(text)"}"#)]))
+        }
+        let desk = try sandbox.device("desk", partPolicy: PartsTests.policy)
+        _ = try desk.merge()
+        try FileManager.default.removeItem(atPath: sandbox.sharedPath("desk.0000.json"))
+        try FileManager.default.createDirectory(atPath: sandbox.sharedPath("desk.0000.json"), withIntermediateDirectories: false)
+
+        // When desk merges: the records go out in desk.000.json, kept whole, with a warning
+        let kept = try desk.merge()
+        #expect(kept.publishedFiles == ["desk.000.json"], "\(kept.publishedFiles)")
+        #expect(kept.warnings.contains { $0.contains("desk.0000.json is not replaced") }, "\(kept.warnings)")
+
+        // Then the passes after it, with nothing changed, neither build it again nor warn again
+        for _ in 0..<2 {
+            let idle = try desk.merge()
+            #expect(idle.publishedFiles.isEmpty && idle.warnings.isEmpty, "\(idle.publishedFiles) \(idle.warnings)")
+        }
     }
 
     @Test("a largest file read below this device's own file: the file is still its own when read again, and is replaced at once by parts under the limit")

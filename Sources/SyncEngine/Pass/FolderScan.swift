@@ -14,11 +14,6 @@ struct FolderScan {
     var known: [String: StoredSource]
     /// Whether this device ever wrote a file (a brand-new store takes files under its name as its own).
     var hasWritten: Bool
-    /// This device's own parts whose file as last written is larger than `--max-file-size`, by
-    /// name, with that size: read up to it. A part that cannot split further can be that large
-    /// (docs/format.md, reading 20); refusing it would make this device take its own file for
-    /// another writer's and publish its records elsewhere, over and over.
-    var ownLargeFiles: [String: Int64] = [:]
 }
 
 extension SyncDevice {
@@ -50,10 +45,9 @@ extension SyncDevice {
         reading.wait()
         let (entries, ignored, notUTF8) = try listing.get()
         let (known, hasWritten, largeParts) = try rows.withLock { $0! }.get()
-        var ownLargeFiles: [String: Int64] = [:]
         for part in largeParts {
             guard let prefix = part.prefix.isEmpty ? PartPrefix.whole : PartPrefix(part.prefix) else { continue }
-            ownLargeFiles[prefix.fileName(for: device)] = part.bytes
+            findings.ownLargeFiles[prefix.fileName(for: device)] = part.bytes
         }
         findings.report.ignoredNames = ignored.filter { !isOwnTemporaryName($0) }
         removeStaleTemporaryFiles(among: ignored)
@@ -84,7 +78,7 @@ extension SyncDevice {
                 continue
             }
             // A file refused as too large is read again once the limit allows it (raised since).
-            let limit = ownLargeFiles[entry.name] ?? settings.maxFileSize
+            let limit = findings.readLimit(of: entry.name, maxFileSize: settings.maxFileSize)
             if let previous = known[entry.name], previous.hasSameStat(as: status), !rereadAll,
                 previous.problemKind != "too_large" || status.size > limit
             {
@@ -97,8 +91,7 @@ extension SyncDevice {
             }
             changed.append((entry.name, status))
         }
-        return FolderScan(
-            findings: findings, changed: changed, known: known, hasWritten: hasWritten, ownLargeFiles: ownLargeFiles)
+        return FolderScan(findings: findings, changed: changed, known: known, hasWritten: hasWritten)
     }
 }
 

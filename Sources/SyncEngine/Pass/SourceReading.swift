@@ -189,7 +189,7 @@ struct SourceReader: Sendable {
     let folder: SharedFolder
     let device: DeviceID
     let maxFileSize: Int64
-    /// Larger limits for this device's own large parts (``FolderScan/ownLargeFiles``).
+    /// Larger limits for this device's own large parts (``FolderFindings/ownLargeFiles``).
     var ownLargeFiles: [String: Int64] = [:]
     let schemas: SchemaSet
     let now: Timestamp

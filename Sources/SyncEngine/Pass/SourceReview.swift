@@ -19,6 +19,11 @@ struct FolderFindings {
     /// never wrote, or content it did not publish): never the file last written for their part,
     /// whatever generation they claim.
     var othersUnderOwnName: Set<String> = []
+    /// This device's own parts whose file as published is larger than `--max-file-size`, by
+    /// name, with that size: read (and copied before it is replaced) up to it. A part that cannot
+    /// split further can be that large (docs/format.md, reading 20); refusing it would make this
+    /// device take its own file for another writer's and publish its records elsewhere.
+    var ownLargeFiles: [String: Int64] = [:]
     /// This device's own files (by part) that this pass read cleanly.
     var ownReads: [PartPrefix: OwnFileRead] = [:]
     /// The whole snapshots merged by the pass, with the digests of their elements that merged
@@ -29,6 +34,12 @@ struct FolderFindings {
 }
 
 extension FolderFindings {
+    /// The largest size of the file `name` that is read: `maxFileSize`, or more for one of this
+    /// device's large parts (``ownLargeFiles``).
+    func readLimit(of name: String, maxFileSize: Int64) -> Int64 {
+        max(maxFileSize, ownLargeFiles[name] ?? 0)
+    }
+
     /// The rows of the pass by name, and a row for each entry that is not a regular file (with
     /// the problem kind `not_regular`; not one the store keeps): what a publication must leave alone.
     var rowsByName: [String: StoredSource] {

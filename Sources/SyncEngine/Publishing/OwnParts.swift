@@ -106,12 +106,22 @@ extension SyncDevice {
         if layout.isEmpty { layout[.whole] = .some(nil) }
         let changed = try session.changedPrefixes()
         let policy = settings.publishingPartPolicy
+        // The parts under this device's name whose file it must not write over (another device's,
+        // a directory…): a part above one is kept whole however large (reading 20).
+        lazy var taken = files.compactMap { name, row in reasonNotToReplace(row) == nil ? nil : ownPart(named: name) }
         let dirty = layout.keys.sorted().filter { leaf in
             let row = layout[leaf] ?? nil
-            return !isCurrent(leaf, row, files)
-                || changed.contains { PartPrefix(value: $0, digits: PartPrefix.maximumDigits).isWithin(leaf) }
-                // Larger than the policy allows now (the split size or --max-file-size lowered).
-                || row.map { $0.bytes >= 0 && policy.splits(leaf, PartPolicy.Size(records: Int($0.records), fileBytes: Int($0.bytes))) } == true
+            if !isCurrent(leaf, row, files)
+                || changed.contains(where: { PartPrefix(value: $0, digits: PartPrefix.maximumDigits).isWithin(leaf) })
+            {
+                return true
+            }
+            // Larger than the policy allows now (the split size or --max-file-size lowered), and
+            // not kept whole above a taken name: split now, whether or not its records changed.
+            guard let row, row.bytes >= 0,
+                policy.splits(leaf, PartPolicy.Size(records: Int(row.records), fileBytes: Int(row.bytes)))
+            else { return false }
+            return !taken.contains { $0 != leaf && $0.isWithin(leaf) }
         }
         if dirty.isEmpty {
             let obsolete = try obsoleteOwnFiles(session, findings: findings, layout: Set(layout.keys))
@@ -160,7 +170,7 @@ extension SyncDevice {
     /// Only a part that is not split further gets there (4 digits, holding records that are large
     /// together; one record larger than the limit alone; or a part kept whole because a name under
     /// it is taken). It is published all the same, since this device has no other place for its
-    /// records, and read back up to its size (``FolderScan/ownLargeFiles``); peers with the same
+    /// records, and read back up to its size (``FolderFindings/ownLargeFiles``); peers with the same
     /// limit do not read it.
     func overLimitWarnings(_ files: [WrittenPart]) -> [String] {
         let limit = settings.maxFileSize

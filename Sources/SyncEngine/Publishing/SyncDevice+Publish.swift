@@ -111,8 +111,8 @@ extension SyncDevice {
     /// record it rejected, a version that fit no schema, a file it could not read): the file is
     /// this device's to rewrite, but what it held is then still somewhere. The same content is
     /// kept once; the newest ``keptCopies`` copies stay, as long as they take no more than
-    /// ``keptCopiesBytes`` together, nor four times the largest file read (the newest one always
-    /// stays): another writer rewriting this
+    /// ``keptCopiesBytes`` together, nor four times the largest file read (the copies this call
+    /// makes always stay): another writer rewriting this
     /// device's file again and again cannot fill the state directory's disk.
     ///
     /// - Returns: a warning per file copied (or not), naming the copy.
@@ -130,7 +130,8 @@ extension SyncDevice {
         for (name, problem) in unmerged.sorted(by: { $0.key < $1.key }) {
             let what = "\(name) is replaced, and held what this device did not merge (\(problem))"
             do {
-                let bytes = try folder.readSnapshotBytes(name, limit: settings.maxFileSize).bytes
+                let limit = findings.readLimit(of: name, maxFileSize: settings.maxFileSize)
+                let bytes = try folder.readSnapshotBytes(name, limit: limit).bytes
                 try SystemCalls.createDirectories(directory)
                 let copy = "\(clock().milliseconds)-\(name)"
                 if let kept = Self.keptCopy(of: bytes, named: name, in: directory) {
@@ -179,7 +180,8 @@ extension SyncDevice {
 
     /// How many copies of replaced files ``keepCopies(of:findings:)`` keeps.
     static let keptCopies = 32
-    /// How many bytes those copies may take together at most (the newest is kept whatever its size).
+    /// How many bytes those copies may take together at most (a publication's own copies are kept
+    /// whatever their size).
     static let keptCopiesBytes: Int64 = 256 << 20
 
     /// Whether `name` is a file the last publication of this process renamed into place, and
