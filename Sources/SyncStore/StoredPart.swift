@@ -1,4 +1,5 @@
 import GRDB
+import SnapshotFormat
 
 /// One of this device's parts as it publishes them now: the `ownPart` table (migration v8).
 ///
@@ -29,6 +30,9 @@ public struct OwnPart: Codable, Hashable, Sendable, FetchableRecord, Persistable
         records = row["records"]
         isPublished = row["isPublished"]
     }
+
+    /// The part's prefix as a ``PartPrefix`` (nil for a row no release writes).
+    public var part: PartPrefix? { prefix.isEmpty ? .whole : PartPrefix(prefix) }
 
     /// A part row.
     public init(

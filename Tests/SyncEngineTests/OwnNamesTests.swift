@@ -12,6 +12,15 @@ struct OwnNamesTests {
     /// A format 3 file, as a newer release of this device would write it.
     static let newerFile = #"{"format": 3, "device": "desk", "generation": 9, "records": [], "future": "kept as it is"}"#
 
+    /// `device`'s snapshot at `generation` holding one record (`Wire.id(n)`, under prefix 0000) of
+    /// 10,000 `letter`s.
+    static func largeRecordFile(_ device: String, _ n: Int, _ letter: String, generation: Int64) -> [UInt8] {
+        let text = String(repeating: letter, count: 10_000)
+        return Wire.snapshot(
+            device, generation: generation,
+            versions: [Wire.version(n, by: device, vector: [device: generation], at: generation, fields: #"{"s": "\#(text)"}"#)])
+    }
+
     /// Every record id that `device`'s files in the folder hold, read as a fresh peer would.
     static func idsReadByAPeer(_ sandbox: Sandbox, maxFileSize: Int64 = SyncSettings.defaultMaxFileSize) throws -> Set<RecordID> {
         let reader = try sandbox.device("reader", state: sandbox.state("reader"), maxFileSize: maxFileSize)
@@ -338,14 +347,8 @@ struct OwnNamesTests {
         // desk reading files of up to 15,000 bytes: each peer's file is under it, desk's part is not
         let sandbox = try Sandbox()
         defer { sandbox.remove() }
-        func peer(_ device: String, _ n: Int, _ letter: String, generation: Int64) -> [UInt8] {
-            let text = String(repeating: letter, count: 10_000)
-            return Wire.snapshot(
-                device, generation: generation,
-                versions: [Wire.version(n, by: device, vector: [device: generation], at: generation, fields: #"{"s": "\#(text)"}"#)])
-        }
-        try sandbox.write("p1.json", peer("p1", 0, "a", generation: 1))
-        try sandbox.write("p2.json", peer("p2", 1, "b", generation: 1))
+        try sandbox.write("p1.json", Self.largeRecordFile("p1", 0, "a", generation: 1))
+        try sandbox.write("p2.json", Self.largeRecordFile("p2", 1, "b", generation: 1))
         let limit: Int64 = 15_000
         let desk = try sandbox.device("desk", maxFileSize: limit, partPolicy: PartsTests.policy)
 
@@ -375,7 +378,7 @@ struct OwnNamesTests {
         }
 
         // And a peer's later edit of one of those records is published in that part, again
-        try sandbox.write("p1.json", peer("p1", 0, "c", generation: 2))
+        try sandbox.write("p1.json", Self.largeRecordFile("p1", 0, "c", generation: 2))
         let edited = try desk.merge()
         #expect(edited.publishedFiles.contains("desk.0000.json"), "\(edited.publishedFiles)")
         #expect(String(decoding: try sandbox.read("desk.0000.json"), as: UTF8.self).contains("ccccc"))
@@ -408,8 +411,7 @@ struct OwnNamesTests {
         let sandbox = try Sandbox()
         defer { sandbox.remove() }
         for (n, device) in ["p1", "p2"].enumerated() {
-            let text = String(repeating: "a", count: 10_000)
-            try sandbox.write("\(device).json", Wire.snapshot(device, generation: 1, versions: [Wire.version(n, by: device, fields: #"{"s": "\#(text)"}"#)]))
+            try sandbox.write("\(device).json", Self.largeRecordFile(device, n, "a", generation: 1))
         }
         let desk = try sandbox.device("desk", partPolicy: PartsTests.policy)
         _ = try desk.merge()

@@ -22,7 +22,7 @@ extension SyncDevice {
     /// With `rereadAll`, files are read again even when their stat is unchanged (after an inotify
     /// overflow, a lost watch, or the periodic rescan).
     func scanFolder(rereadAll: Bool) throws -> FolderScan {
-        var findings = FolderFindings()
+        var findings = FolderFindings(readLimits: ReadLimits(maxFileSize: settings.maxFileSize))
         findings.report.ownFile = folder.path(of: ownFileName)
         // The listing (a stat per file) and the rows of the files read before are independent:
         // the rows are read on another thread meanwhile (at 1,024 files each takes about 2 ms).
@@ -46,8 +46,8 @@ extension SyncDevice {
         let (entries, ignored, notUTF8) = try listing.get()
         let (known, hasWritten, largeParts) = try rows.withLock { $0! }.get()
         for part in largeParts {
-            guard let prefix = part.prefix.isEmpty ? PartPrefix.whole : PartPrefix(part.prefix) else { continue }
-            findings.ownLargeFiles[prefix.fileName(for: device)] = part.bytes
+            guard let prefix = part.part else { continue }
+            findings.readLimits.ownLargeFiles[prefix.fileName(for: device)] = part.bytes
         }
         findings.report.ignoredNames = ignored.filter { !isOwnTemporaryName($0) }
         removeStaleTemporaryFiles(among: ignored)
@@ -78,7 +78,7 @@ extension SyncDevice {
                 continue
             }
             // A file refused as too large is read again once the limit allows it (raised since).
-            let limit = findings.readLimit(of: entry.name, maxFileSize: settings.maxFileSize)
+            let limit = findings.readLimits.of(entry.name)
             if let previous = known[entry.name], previous.hasSameStat(as: status), !rereadAll,
                 previous.problemKind != "too_large" || status.size > limit
             {

@@ -91,8 +91,7 @@ extension SyncDevice {
         // What the changed whole snapshots held when they last merged: those elements are skipped.
         let merged = rereadAll || storeIsEmpty ? [] : try mergedElements(of: scan.changed)
         let reader = SourceReader(
-            folder: folder, device: device, maxFileSize: settings.maxFileSize, ownLargeFiles: scan.findings.ownLargeFiles,
-            schemas: schemas, now: now, clockSkewMargin: settings.safety.clockSkewMargin,
+            folder: folder, device: device, readLimits: scan.findings.readLimits, schemas: schemas, now: now, clockSkewMargin: settings.safety.clockSkewMargin,
             trust: try trustList(reading: scan.changed), ownKey: key.publicKey)
         let spanning = SpanningSources(
             opening: plan.spanning, plan: plan, reader: reader, invalid: retry.invalid,

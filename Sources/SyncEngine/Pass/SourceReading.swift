@@ -188,9 +188,7 @@ private struct ElementBytes {
 struct SourceReader: Sendable {
     let folder: SharedFolder
     let device: DeviceID
-    let maxFileSize: Int64
-    /// Larger limits for this device's own large parts (``FolderFindings/ownLargeFiles``).
-    var ownLargeFiles: [String: Int64] = [:]
+    let readLimits: ReadLimits
     let schemas: SchemaSet
     let now: Timestamp
     let clockSkewMargin: Int64
@@ -216,8 +214,7 @@ struct SourceReader: Sendable {
             let read: FileRead
             do throws(SnapshotFileReadError) {
                 let (bytes, status) = try folder.readSnapshotBytes(
-                    files[index].name, limit: ownLargeFiles[files[index].name] ?? maxFileSize, pieces: pieces,
-                    forMerging: true)
+                    files[index].name, limit: readLimits.of(files[index].name), pieces: pieces, forMerging: true)
                 let halves = findingIDs ? bytes.withUnsafeBufferPointer { RecordsHalves.find(in: $0) } : nil
                 read = .read(bytes, status, halves)
             } catch {

@@ -19,11 +19,8 @@ struct FolderFindings {
     /// never wrote, or content it did not publish): never the file last written for their part,
     /// whatever generation they claim.
     var othersUnderOwnName: Set<String> = []
-    /// This device's own parts whose file as published is larger than `--max-file-size`, by
-    /// name, with that size: read (and copied before it is replaced) up to it. A part that cannot
-    /// split further can be that large (docs/format.md, reading 20); refusing it would make this
-    /// device take its own file for another writer's and publish its records elsewhere.
-    var ownLargeFiles: [String: Int64] = [:]
+    /// How large a file the pass reads, by name.
+    var readLimits: ReadLimits
     /// This device's own files (by part) that this pass read cleanly.
     var ownReads: [PartPrefix: OwnFileRead] = [:]
     /// The whole snapshots merged by the pass, with the digests of their elements that merged
@@ -33,13 +30,21 @@ struct FolderFindings {
     var liveRecords: Int?
 }
 
-extension FolderFindings {
-    /// The largest size of the file `name` that is read: `maxFileSize`, or more for one of this
-    /// device's large parts (``ownLargeFiles``).
-    func readLimit(of name: String, maxFileSize: Int64) -> Int64 {
-        max(maxFileSize, ownLargeFiles[name] ?? 0)
-    }
+/// How large a file a pass reads (and copies before replacing it): `--max-file-size`, or more
+/// for this device's own large parts.
+struct ReadLimits: Sendable {
+    var maxFileSize: Int64
+    /// This device's own parts whose file as published is larger than `maxFileSize`, by name,
+    /// with that size. A part that cannot split further can be that large (docs/format.md,
+    /// reading 20); refusing it would make this device take its own file for another writer's
+    /// and publish its records elsewhere.
+    var ownLargeFiles: [String: Int64] = [:]
 
+    /// The largest size of the file `name` that is read.
+    func of(_ name: String) -> Int64 { max(maxFileSize, ownLargeFiles[name] ?? 0) }
+}
+
+extension FolderFindings {
     /// The rows of the pass by name, and a row for each entry that is not a regular file (with
     /// the problem kind `not_regular`; not one the store keeps): what a publication must leave alone.
     var rowsByName: [String: StoredSource] {

@@ -100,7 +100,7 @@ extension SyncDevice {
         }
         var layout: [PartPrefix: OwnPart?] = [:]
         for row in try session.ownParts() {
-            guard let prefix = row.prefix.isEmpty ? PartPrefix.whole : PartPrefix(row.prefix) else { continue }
+            guard let prefix = row.part else { continue }
             layout[prefix] = row
         }
         if layout.isEmpty { layout[.whole] = .some(nil) }
@@ -147,7 +147,7 @@ extension SyncDevice {
         let written = writer.finish()
         warnings += written.warnings + overLimitWarnings(written.files)
         for part in written.kept {
-            try session.clearChangedPrefixes(within: part.prefix.isEmpty ? .whole : PartPrefix(part.prefix) ?? .whole)
+            try session.clearChangedPrefixes(within: part.part ?? .whole)
         }
         for file in written.files {
             try session.recordWritten(
@@ -170,7 +170,7 @@ extension SyncDevice {
     /// Only a part that is not split further gets there (4 digits, holding records that are large
     /// together; one record larger than the limit alone; or a part kept whole because a name under
     /// it is taken). It is published all the same, since this device has no other place for its
-    /// records, and read back up to its size (``FolderFindings/ownLargeFiles``); peers with the same
+    /// records, and read back up to its size (``ReadLimits/ownLargeFiles``); peers with the same
     /// limit do not read it.
     func overLimitWarnings(_ files: [WrittenPart]) -> [String] {
         let limit = settings.maxFileSize

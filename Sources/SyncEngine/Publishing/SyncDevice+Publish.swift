@@ -130,8 +130,7 @@ extension SyncDevice {
         for (name, problem) in unmerged.sorted(by: { $0.key < $1.key }) {
             let what = "\(name) is replaced, and held what this device did not merge (\(problem))"
             do {
-                let limit = findings.readLimit(of: name, maxFileSize: settings.maxFileSize)
-                let bytes = try folder.readSnapshotBytes(name, limit: limit).bytes
+                let bytes = try folder.readSnapshotBytes(name, limit: findings.readLimits.of(name)).bytes
                 try SystemCalls.createDirectories(directory)
                 let copy = "\(clock().milliseconds)-\(name)"
                 if let kept = Self.keptCopy(of: bytes, named: name, in: directory) {
