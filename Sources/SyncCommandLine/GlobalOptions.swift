@@ -142,14 +142,7 @@ public struct LocationOptions: ParsableArguments {
         device: String?, needsFolder: Bool = true, needsStore: Bool = false, notingFolderProblem: Bool = true
     ) async throws -> SyncDevice {
         let settings = try await settings(device: device, requiresSharedFolder: needsFolder)
-        let storePath = settings.stateDirectory + "/" + SyncDevice.storeFileName
-        var isDirectory: ObjCBool = false
-        if FileManager.default.fileExists(atPath: settings.stateDirectory, isDirectory: &isDirectory),
-            !isDirectory.boolValue
-        {
-            throw EngineError.stateDirectoryUnusable(path: settings.stateDirectory, reason: "it is not a directory")
-        }
-        let isNew = !FileManager.default.fileExists(atPath: storePath)
+        let isNew = try !SyncDevice.storeExists(inStateDirectory: settings.stateDirectory)
         if needsStore, isNew {
             throw SettingsError.noStore(stateDirectory: settings.stateDirectory)
         }

@@ -389,6 +389,39 @@ struct ExitCodeTests {
     }
 
     @Test(
+        "a state directory this user may not look into (the system syncd's, mode 0700) is said to be one, with how to run as syncd's user: not taken for one without a store",
+        .enabled(
+            if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv"),
+            "needs root and setpriv to run as nobody")
+    )
+    func stateDirectoryClosedToThisUser() throws {
+        let workspace = try Workspace()
+        defer { workspace.remove() }
+        // Given a store made by root in a state directory only root may enter
+        #expect(try workspace.run(["merge"] + workspace.location()).status == 0)
+        #expect(chmod(workspace.state(), 0o700) == 0)
+        let before = try FileManager.default.contentsOfDirectory(atPath: workspace.state()).sorted()
+        #expect(chmod(workspace.root.path, 0o755) == 0)
+        #expect(chmod(workspace.shared, 0o777) == 0)
+        let home = workspace.root.appendingPathComponent("home").path
+        try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
+        #expect(chmod(home, 0o777) == 0)
+        let nobody = ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+        // When another user runs a command that reads the store, or a merge
+        for arguments in [["status"], ["list"], ["merge"]] {
+            let run = try workspace.run(arguments + workspace.location(), prefix: nobody)
+            // Then it is refused as a state directory it cannot use, saying why and how, not as an empty one
+            #expect(run.status == 73, "\(arguments): \(run)")
+            #expect(
+                run.stderr.contains("Permission denied: this user may not look into it")
+                    && run.stderr.contains("sudo -u syncd") && !run.stderr.contains("no store"),
+                "\(arguments): \(run)")
+        }
+        // And nothing was made there
+        #expect(try FileManager.default.contentsOfDirectory(atPath: workspace.state()).sorted() == before)
+    }
+
+    @Test(
         "an edit saved in the store but not published (a folder this user cannot write) prints its id all the same, exits 74 and says not to make it again; a merge meanwhile prints its report with why it published nothing, and exits 74; the next merge publishes it",
         .enabled(
             if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv"),

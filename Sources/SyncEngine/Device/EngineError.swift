@@ -97,7 +97,7 @@ public enum EngineError: Error, Sendable, CustomStringConvertible {
         case .stateLocked(let path, let holder):
             "another syncd or syncctl (PID \(holder.isEmpty ? "unknown" : holder)) holds \(path); try again when it is done"
         case .noDevice:
-            "this state directory has no device yet: give this device's ID the first time (--device ID, SYNCD_DEVICE, or \"device\" in the configuration file: the one --config names, else $XDG_CONFIG_HOME/syncd/config.json). (For syncctl on the store of the system's syncd.service: sudo -u syncd syncctl COMMAND --config /etc/syncd/config.json --state /var/lib/syncd, with --shared /srv/syncd/shared for a command that reads the folder)"
+            "this state directory has no device yet: give this device's ID the first time (--device ID, SYNCD_DEVICE, or \"device\" in the configuration file: the one --config names, else $XDG_CONFIG_HOME/syncd/config.json). (\(SyncDevice.syncdStoreAdvice))"
         case .deviceMismatch(let store, let given):
             "this state directory belongs to device \"\(store)\", not \"\(given)\"; use another --state for \"\(given)\""
         case .publishFailed(let path, let reason, let advice):

@@ -186,6 +186,36 @@ public final class SyncDevice: Sendable {
         }
     }
 
+    /// Whether the state directory holds a store (nil: it is not there, or holds none yet).
+    ///
+    /// A state directory this user may not look into is an error that says so: asked of
+    /// `FileManager`, it would look empty, and a command would say "no store" and advise a first
+    /// merge (the store of the system's syncd.service, mode 0700, seen by another user).
+    ///
+    /// - Throws: ``EngineError/stateDirectoryUnusable(path:reason:)``.
+    public static func storeExists(inStateDirectory state: String) throws -> Bool {
+        let path = state + "/" + storeFileName
+        do {
+            guard try SystemCalls.status(state).kind == .directory else {
+                throw EngineError.stateDirectoryUnusable(path: state, reason: "it is not a directory")
+            }
+            _ = try SystemCalls.status(path)
+            return true
+        } catch let error as SystemCallError where error.errno == ENOENT || error.errno == ENOTDIR {
+            return false
+        } catch let error as SystemCallError where error.errno == EACCES {
+            throw EngineError.stateDirectoryUnusable(
+                path: state,
+                reason: "\(error.description): this user may not look into it. \(syncdStoreAdvice)")
+        } catch let error as SystemCallError {
+            throw EngineError.stateDirectoryUnusable(path: state, reason: error.description)
+        }
+    }
+
+    /// How to run syncctl on the store of the system's syncd.service (as the user it runs as).
+    static let syncdStoreAdvice =
+        "For syncctl on the store of the system's syncd.service: sudo -u syncd syncctl COMMAND --config /etc/syncd/config.json --state /var/lib/syncd, with --shared /srv/syncd/shared for a command that reads the folder"
+
     /// Refuses a state directory inside the shared folder (or the folder itself), before anything
     /// is created there: the store and the key must never be synced.
     ///
