@@ -455,6 +455,32 @@ struct OwnNamesTests {
         #expect(try Self.idsReadByAPeer(sandbox, maxFileSize: limit).count == 40)
     }
 
+    @Test("a file this device wrote over the largest file read and then replaced, left in the folder (a pass that died before removing it, a restored folder): read again, merged, and removed, not refused at every pass")
+    func replacedLargeOwnFileLeftBehind() throws {
+        // Given desk's whole desk.json, replaced by parts under a limit below its size
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        try sandbox.write("phone.json", PartsTests.peerFile("phone", generation: 1, 0..<40))
+        _ = try sandbox.device("desk").merge()
+        let whole = try sandbox.read("desk.json")
+        let limit = Int64(whole.count / 2)
+        let desk = try sandbox.device("desk", maxFileSize: limit)
+        _ = try desk.merge(rereadAll: true)
+        #expect(!FileManager.default.fileExists(atPath: sandbox.sharedPath("desk.json")))
+
+        // When that file is in the folder again, as the pass that replaced it would have left it
+        // had it died before removing it, and desk reads every file again
+        try sandbox.write("desk.json", whole)
+        let rescan = try desk.merge(rereadAll: true)
+
+        // Then it is read as desk's own (not refused as too large), and removed: its parts hold it
+        #expect(rescan.source("desk.json")?.status == .merged, "\(rescan.sources)")
+        #expect(!rescan.sources.contains { $0.name.hasPrefix("desk.") && $0.reason != nil }, "\(rescan.sources)")
+        #expect(!FileManager.default.fileExists(atPath: sandbox.sharedPath("desk.json")))
+        try FileManager.default.removeItem(atPath: sandbox.sharedPath("phone.json"))
+        #expect(try Self.idsReadByAPeer(sandbox, maxFileSize: limit).count == 40)
+    }
+
     @Test("a largest file read lowered below this device's parts: its next publication splits every part over it, not only the ones whose records changed")
     func limitLoweredBelowParts() throws {
         // Given desk publishing phone's 400 records in 16 parts

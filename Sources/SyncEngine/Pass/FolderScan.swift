@@ -27,16 +27,13 @@ extension SyncDevice {
         // The listing (a stat per file) and the rows of the files read before are independent:
         // the rows are read on another thread meanwhile (at 1,024 files each takes about 2 ms).
         let store = store
-        let rows = Mutex<Result<([String: StoredSource], Bool, [OwnPart]), any Error>?>(nil)
+        let rows = Mutex<Result<([String: StoredSource], Bool, [String: Int64]), any Error>?>(nil)
         let reading = DispatchGroup()
-        let limit = settings.maxFileSize
-        DispatchQueue.global(qos: .userInitiated).async(group: reading) {
+        DispatchQueue.global(qos: .userInitiated).async(group: reading) { [self] in
             let result = Result {
                 try store.reading { session in
-                    (
-                        Dictionary(uniqueKeysWithValues: try session.sources().map { ($0.name, $0) }),
-                        try session.hasWritten(), try session.ownParts(largerThan: limit)
-                    )
+                    let known = Dictionary(uniqueKeysWithValues: try session.sources().map { ($0.name, $0) })
+                    return (known, try session.hasWritten(), try ownFilesReadBeyondLimit(session, known: known))
                 }
             }
             rows.withLock { $0 = result }
@@ -44,11 +41,8 @@ extension SyncDevice {
         let listing = Result { try folder.candidates() }
         reading.wait()
         let (entries, ignored, notUTF8) = try listing.get()
-        let (known, hasWritten, largeParts) = try rows.withLock { $0! }.get()
-        for part in largeParts {
-            guard let prefix = part.part else { continue }
-            findings.readLimits.ownLargeFiles[prefix.fileName(for: device)] = part.bytes
-        }
+        let (known, hasWritten, ownLargeFiles) = try rows.withLock { $0! }.get()
+        findings.readLimits.ownLargeFiles = ownLargeFiles
         findings.report.ignoredNames = ignored.filter { !isOwnTemporaryName($0) }
         removeStaleTemporaryFiles(among: ignored)
         findings.previousRows = known
@@ -92,6 +86,36 @@ extension SyncDevice {
             changed.append((entry.name, status))
         }
         return FolderScan(findings: findings, changed: changed, known: known, hasWritten: hasWritten)
+    }
+}
+
+extension SyncDevice {
+    /// The files under this device's own names that are read beyond `--max-file-size`
+    /// (``ReadLimits/ownLargeFiles``), with the size each is read up to: never more than this
+    /// device itself wrote there.
+    ///
+    /// - Its current parts published larger than the limit (a part that cannot split further).
+    /// - A file it wrote and last read cleanly at that size, while it is there (the part of a
+    ///   layout replaced when a pass died between its commit and the removal of the files it
+    ///   replaced, or before the rename of a part that shrank): refused, it would never be
+    ///   removed, and would be reported at every pass, or block the part's name.
+    private func ownFilesReadBeyondLimit(_ session: StoreSession, known: [String: StoredSource]) throws -> [String: Int64] {
+        let limit = settings.maxFileSize
+        var sizes: [String: Int64] = [:]
+        for part in try session.ownParts(largerThan: limit) {
+            guard let prefix = part.part else { continue }
+            sizes[prefix.fileName(for: device)] = part.bytes
+        }
+        for row in known.values
+        where row.size > limit && row.device == device.rawValue && row.role == "own"
+            && row.lastProblem == nil
+        {
+            guard let part = ownPart(named: row.name), let generation = row.generation,
+                let written = try session.writtenFile(part: part, generation: generation), !written.isAdopted
+            else { continue }
+            sizes[row.name] = max(sizes[row.name] ?? 0, row.size)
+        }
+        return sizes
     }
 }
 
