@@ -268,6 +268,39 @@ struct OwnNamesTests {
         #expect(FileManager.default.contents(atPath: directory + "/" + copies.last!) == Data(last))
     }
 
+    @Test("one publication replacing many files with what this device did not merge keeps copies within the budget, the first always, and says which it could not keep")
+    func manyCopiesInOnePublication() throws {
+        // Given desk publishing phone's 200 records in 16 parts of one digit, then reading files
+        // of up to 8,000 bytes (copies: 32,000 bytes at most)
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        try sandbox.write("phone.json", PartsTests.peerFile("phone", generation: 1, 0..<200))
+        let first = try sandbox.device("desk", partPolicy: PartsTests.policy).merge()
+        let parts = first.publishedFiles.sorted()
+        #expect(parts.count == 16, "\(parts)")
+        let desk = try sandbox.device("desk", maxFileSize: 8_000, partPolicy: PartsTests.policy)
+
+        // When another writer puts a file of about 7,000 bytes with a record desk rejects at each
+        // of its part names, and desk merges once
+        let pad = String(repeating: "p", count: 6_500)
+        for name in parts {
+            let digit = name.split(separator: ".")[1]
+            let bad = #"{"id": "\#(digit)0000000-0000-4000-8000-000000000001", "type": "Note", "lastModified": "not a time", "modifiedBy": "desk", "versionVector": {"desk": 1}, "fields": {"pad": "\#(pad)"}}"#
+            try sandbox.write(name, #"{"format": 2, "device": "desk", "part": "\#(digit)", "generation": 50, "records": [\#(bad)]}"#)
+        }
+        let report = try desk.merge()
+
+        // Then desk replaces them all, keeping copies of the first four (28,000 bytes), and says
+        // of the other twelve that no copy is kept
+        let directory = sandbox.state() + "/replaced"
+        let copies = try FileManager.default.contentsOfDirectory(atPath: directory)
+        let sizes = try copies.map { try FileManager.default.attributesOfItem(atPath: directory + "/" + $0)[.size] as! Int }
+        #expect(copies.count == 4 && sizes.reduce(0, +) <= 32_000, "\(copies) \(sizes)")
+        #expect(report.warnings.filter { $0.contains("a copy is kept at") }.count == 4, "\(report.warnings)")
+        #expect(report.warnings.filter { $0.contains("no copy is kept: the copies") }.count == 12, "\(report.warnings)")
+        for name in parts { #expect(try sandbox.read(name).count < 6_500, "\(name)") }
+    }
+
     @Test(
         "a large file under this device's name that cannot be JSON from its first byte on (saved as UTF-16, zeroed by a crash) is refused from its first bytes, and copied whole before it is replaced"
     )

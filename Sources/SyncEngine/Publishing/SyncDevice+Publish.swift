@@ -112,8 +112,9 @@ extension SyncDevice {
     /// this device's to rewrite, but what it held is then still somewhere. The same content is
     /// kept once; the newest ``keptCopies`` copies stay, as long as they take no more than
     /// ``keptCopiesBytes`` together, nor four times the largest file read (the copies this call
-    /// makes always stay): another writer rewriting this
-    /// device's file again and again cannot fill the state directory's disk.
+    /// makes always stay, and so are made only within that budget, the first one always):
+    /// another writer rewriting this device's files again and again, or many of them at once,
+    /// cannot fill the state directory's disk.
     ///
     /// - Returns: a warning per file copied (or not), naming the copy.
     private func keepCopies(of names: [String], findings: FolderFindings) -> [String] {
@@ -124,13 +125,23 @@ extension SyncDevice {
                 .map { ($0.name, $0.lastProblem!) }, uniquingKeysWith: { _, last in last })
         guard !unmerged.isEmpty else { return [] }
         let directory = settings.stateDirectory + "/replaced"
+        let (four, overflow) = settings.maxFileSize.multipliedReportingOverflow(by: 4)
+        let budget = overflow ? Self.keptCopiesBytes : min(Self.keptCopiesBytes, four)
         var notes: [String] = []
-        // The copies this call names in its notes: never removed by its pruning below.
+        // The copies this call names in its notes: never removed by its pruning below, so they
+        // stay within the budget themselves (the first one whatever its size).
         var named: Set<String> = []
+        var namedBytes: Int64 = 0
         for (name, problem) in unmerged.sorted(by: { $0.key < $1.key }) {
             let what = "\(name) is replaced, and held what this device did not merge (\(problem))"
             do {
                 let bytes = try folder.readSnapshotBytes(name, limit: findings.readLimits.of(name)).bytes
+                guard named.isEmpty || namedBytes + Int64(bytes.count) <= budget else {
+                    notes.append(
+                        "\(what); no copy is kept: the copies of the files this publication replaces would take more than \(budget) bytes in \(directory) (at most four times --max-file-size, and 256 MiB)")
+                    continue
+                }
+                namedBytes += Int64(bytes.count)
                 try SystemCalls.createDirectories(directory)
                 let copy = "\(clock().milliseconds)-\(name)"
                 if let kept = Self.keptCopy(of: bytes, named: name, in: directory) {
@@ -149,8 +160,6 @@ extension SyncDevice {
         }
         if let listing = try? SystemCalls.directoryListing(directory, wantsStatus: { _ in true }) {
             // Named by time first: the newest sort first here; this call's copies before all.
-            let (four, overflow) = settings.maxFileSize.multipliedReportingOverflow(by: 4)
-            let budget = overflow ? Self.keptCopiesBytes : min(Self.keptCopiesBytes, four)
             var total: Int64 = 0
             let newestFirst = listing.sorted { (named.contains($0.name) ? 1 : 0, $0.name) > (named.contains($1.name) ? 1 : 0, $1.name) }
             for (index, entry) in newestFirst.enumerated() {
