@@ -338,6 +338,19 @@ struct PartsTests {
         }
         #expect(lonely == PartPrefix("3"))
     }
+
+    @Test("the policy's size of a part is never short of its file: the longest device ID, a part of 4 digits, the largest generation, a key and a signature")
+    func sizeCoversTheWholeFile() throws {
+        let device = try #require(DeviceID(String(repeating: "d", count: DeviceID.maximumLength)))
+        let key = try #require(PublicKey(bytes: Array(repeating: 7, count: 32)))
+        let line = Wire.text(Wire.version(1, by: "desk")).utf8
+        var bytes = SnapshotWriter.header(
+            device: device, part: try #require(PartPrefix("ABCD")), generation: 9_007_199_254_740_991,
+            writtenAt: Timestamp(milliseconds: 253_402_300_799_999), key: key)
+        SnapshotWriter.appendLine(Array(line), isFirst: true, into: &bytes)
+        bytes += SnapshotWriter.signedEnd + SnapshotWriter.signatureFooter(Array(repeating: 1, count: 64))
+        #expect(bytes.count <= PartPolicy.Size(records: 1, lineBytes: line.count).fileBytes, "\(bytes.count)")
+    }
 }
 
 /// A record larger than the split size lands in a part of 4 digits, which cannot split further,

@@ -43,8 +43,11 @@ public struct PartPolicy: Sendable, Hashable {
 
         /// The size of a part's file holding `records` records whose lines have `lineBytes` in all.
         public init(records: Int, lineBytes: Int) {
-            // A header of about 150 bytes (more with a key, and a signature at the end), and ",\n" per line.
-            self.init(records: records, fileBytes: lineBytes + 2 * records + 300)
+            // ",\n" per line, and the header and the signature around them: 273 bytes besides the
+            // device ID (at most 64), the prefix (at most 4 digits) and the generation (at most
+            // 16), so never more than 357. (An estimate short of it let a first publication
+            // write a part over the split size for long device IDs, split again at the next pass.)
+            self.init(records: records, fileBytes: lineBytes + 2 * records + 357)
         }
     }
 
