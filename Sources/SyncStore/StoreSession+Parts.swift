@@ -141,11 +141,11 @@ extension StoreSession {
     public func recordWritten(_ file: WrittenFile) throws {
         try db.cachedStatement(
             sql: """
-                INSERT OR REPLACE INTO writtenFile (part, generation, fileDigest, writtenAt, isAdopted, isLegacyDigest)
-                VALUES (?, ?, ?, ?, ?, ?)
+                INSERT OR REPLACE INTO writtenFile (part, generation, fileDigest, writtenAt, isAdopted, isLegacyDigest, bytes)
+                VALUES (?, ?, ?, ?, ?, ?, ?)
                 """
         ).execute(arguments: [
-            file.part, file.generation, file.fileDigest, file.writtenAt, file.isAdopted, file.isLegacyDigest,
+            file.part, file.generation, file.fileDigest, file.writtenAt, file.isAdopted, file.isLegacyDigest, file.bytes,
         ])
         try db.cachedStatement(
             sql: """
@@ -153,6 +153,20 @@ extension StoreSession {
                     SELECT generation FROM writtenFile WHERE part = ?1 ORDER BY generation DESC LIMIT 1 OFFSET ?2)
                 """
         ).execute(arguments: [file.part, Self.writtenFilesKeptPerPart - 1])
+    }
+
+    /// For each part (by prefix) that this device published a file larger than `bytes` for, the
+    /// largest it published (of the files ``recordWritten(_:)`` keeps; usually none).
+    public func largestWrittenFiles(largerThan bytes: Int64) throws -> [(part: PartPrefix, bytes: Int64)] {
+        try Row.fetchAll(
+            db,
+            sql: "SELECT part, MAX(bytes) AS bytes FROM writtenFile WHERE bytes > ? AND NOT isAdopted GROUP BY part",
+            arguments: [bytes]
+        ).compactMap { row in
+            let prefix: String = row["part"]
+            guard let part = prefix.isEmpty ? PartPrefix.whole : PartPrefix(prefix) else { return nil }
+            return (part, row["bytes"])
+        }
     }
 
     /// Forgets the files of a generation that could not be put in place.

@@ -65,11 +65,14 @@ public struct WrittenFile: Codable, Hashable, Sendable, FetchableRecord, Persist
     public var isAdopted: Bool
     /// Whether ``fileDigest`` is format 1's digest of header, footer and records.
     public var isLegacyDigest: Bool
+    /// The file's size, for a file this device published (nil for one it adopted or took as its
+    /// earlier self, and for those written before migration v13).
+    public var bytes: Int64?
 
     /// A written file's row.
     public init(
         part: String, generation: Int64, fileDigest: String, writtenAt: Int64, isAdopted: Bool = false,
-        isLegacyDigest: Bool = false
+        isLegacyDigest: Bool = false, bytes: Int64? = nil
     ) {
         self.part = part
         self.generation = generation
@@ -77,5 +80,6 @@ public struct WrittenFile: Codable, Hashable, Sendable, FetchableRecord, Persist
         self.writtenAt = writtenAt
         self.isAdopted = isAdopted
         self.isLegacyDigest = isLegacyDigest
+        self.bytes = bytes
     }
 }

@@ -246,6 +246,16 @@ extension SyncStore {
             try db.execute(
                 sql: "CREATE TABLE partsKey (singleton INTEGER PRIMARY KEY CHECK (singleton = 1), key TEXT NOT NULL)")
         }
+        migrator.registerMigration("v13: the size of each file this device wrote") { db in
+            // The bytes of each file this device published (`WrittenFile.bytes`; none for the files
+            // written before, nor for adopted ones): a file at one of its names is read up to the
+            // largest it wrote there, even when that is over `--max-file-size` (a part that could
+            // not split further, replaced and left in the folder by a pass that died before
+            // removing it), and never beyond. Indexed so that each pass finds the few over the
+            // limit without reading every row.
+            try db.execute(sql: "ALTER TABLE writtenFile ADD COLUMN bytes INTEGER")
+            try db.execute(sql: "CREATE INDEX writtenFileBytes ON writtenFile (bytes)")
+        }
         return migrator
     }
 }

@@ -388,6 +388,22 @@ struct ExitCodeTests {
         #expect(listed.stdout.contains(Files.id(1).rawValue), "\(listed)")
     }
 
+    @Test("a state directory that is a link to a directory not there (a drive not mounted yet) is said to be so: not taken for one without a store, nor made")
+    func stateDirectoryLinkToNothing() throws {
+        let workspace = try Workspace()
+        defer { workspace.remove() }
+        let state = workspace.path("state-link")
+        #expect(symlink(workspace.path("not-mounted/state"), state) == 0)
+        for arguments in [["status"], ["merge"]] {
+            let run = try workspace.run(arguments + workspace.location(state: state))
+            #expect(run.status == 73, "\(arguments): \(run)")
+            #expect(
+                run.stderr.contains("symbolic link to a directory that is not there") && !run.stderr.contains("no store"),
+                "\(arguments): \(run)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: workspace.path("not-mounted")))
+    }
+
     @Test(
         "a state directory this user may not look into (the system syncd's, mode 0700) is said to be one, with how to run as syncd's user: not taken for one without a store",
         .enabled(
@@ -413,7 +429,7 @@ struct ExitCodeTests {
             // Then it is refused as a state directory it cannot use, saying why and how, not as an empty one
             #expect(run.status == 73, "\(arguments): \(run)")
             #expect(
-                run.stderr.contains("Permission denied: this user may not look into it")
+                run.stderr.contains("Permission denied: this user may not look into it, or into a directory above it")
                     && run.stderr.contains("sudo -u syncd") && !run.stderr.contains("no store"),
                 "\(arguments): \(run)")
         }

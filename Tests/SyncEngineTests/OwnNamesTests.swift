@@ -268,7 +268,7 @@ struct OwnNamesTests {
         #expect(FileManager.default.contents(atPath: directory + "/" + copies.last!) == Data(last))
     }
 
-    @Test("one publication replacing many files with what this device did not merge keeps copies within the budget, the first always, and says which it could not keep")
+    @Test("one publication replacing many files with what this device did not merge keeps copies within the budget and says which it could not keep")
     func manyCopiesInOnePublication() throws {
         // Given desk publishing phone's 200 records in 16 parts of one digit, then reading files
         // of up to 8,000 bytes (copies: 32,000 bytes at most)
@@ -510,7 +510,14 @@ struct OwnNamesTests {
         #expect(rescan.source("desk.json")?.status == .merged, "\(rescan.sources)")
         #expect(!rescan.sources.contains { $0.name.hasPrefix("desk.") && $0.reason != nil }, "\(rescan.sources)")
         #expect(!FileManager.default.fileExists(atPath: sandbox.sharedPath("desk.json")))
+        // And a file there larger than any desk wrote is refused as too large, unread, and left alone
+        let larger = whole + Array(repeating: UInt8(ascii: " "), count: 10)
+        try sandbox.write("desk.json", larger)
+        let again = try desk.merge(rereadAll: true)
+        #expect(again.source("desk.json")?.problemKind == "too_large", "\(again.sources)")
+        #expect(try sandbox.read("desk.json") == larger)
         try FileManager.default.removeItem(atPath: sandbox.sharedPath("phone.json"))
+        try FileManager.default.removeItem(atPath: sandbox.sharedPath("desk.json"))
         #expect(try Self.idsReadByAPeer(sandbox, maxFileSize: limit).count == 40)
     }
 

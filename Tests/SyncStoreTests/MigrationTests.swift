@@ -18,7 +18,7 @@ struct MigrationTests {
                 "v5: one row per record, digests of each source's records", "v6: each record's line digest",
                 "v7: no index on record type", "v8: format 2 parts", "v9: trusted keys",
                 "v10: merged elements of whole snapshots", "v11: the count of records in conflict, kept",
-                "v12: the key this device's files are signed with",
+                "v12: the key this device's files are signed with", "v13: the size of each file this device wrote",
             ])
     }
 
@@ -50,7 +50,7 @@ struct MigrationTests {
         let store = try SyncStore(path: path)
 
         // Then it is migrated and every row is there, unchanged
-        #expect(try store.appliedMigrations().count == 12)
+        #expect(try store.appliedMigrations().count == 13)
         try store.reading { session in
             #expect(try session.owner() == DeviceID("laptop"))
             #expect(try session.record(record.id) == record)
@@ -282,6 +282,37 @@ struct MigrationTests {
             seen = []
             try session.forEachMergedElement(of: "phone.json") { seen.append(Array($0)) }
             #expect(seen.isEmpty)
+        }
+    }
+
+    @Test("v13 keeps every written file a v12 database holds, without a size; the largest published file of each part over a size is found, adopted ones left out")
+    func v12ToV13() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.path("store.sqlite")
+        do {
+            let old = try SyncStore(path: path, upTo: "v12: the key this device's files are signed with")
+            try old.transaction { session in
+                try session.db.execute(
+                    sql: """
+                        INSERT INTO writtenFile (part, generation, fileDigest, writtenAt, isAdopted, isLegacyDigest)
+                        VALUES ('3', 4, 'f', 9, 0, 0)
+                        """)
+            }
+        }
+        let store = try SyncStore(path: path)
+        try store.transaction { session in
+            #expect(
+                try session.writtenFile(part: PartPrefix("3")!, generation: 4)
+                    == WrittenFile(part: "3", generation: 4, fileDigest: "f", writtenAt: 9))
+            #expect(try session.largestWrittenFiles(largerThan: 0).isEmpty)
+            try session.recordWritten(WrittenFile(part: "3", generation: 5, fileDigest: "g", writtenAt: 10, bytes: 700))
+            try session.recordWritten(WrittenFile(part: "3", generation: 6, fileDigest: "h", writtenAt: 11, bytes: 90))
+            try session.recordWritten(WrittenFile(part: "", generation: 6, fileDigest: "i", writtenAt: 11, bytes: 500))
+            try session.recordWritten(
+                WrittenFile(part: "4", generation: 6, fileDigest: "j", writtenAt: 11, isAdopted: true, bytes: 900))
+            let largest = try session.largestWrittenFiles(largerThan: 100)
+            #expect(largest.map(\.part) == [.whole, PartPrefix("3")!] && largest.map(\.bytes) == [500, 700], "\(largest)")
         }
     }
 

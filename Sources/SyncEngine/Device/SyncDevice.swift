@@ -186,27 +186,33 @@ public final class SyncDevice: Sendable {
         }
     }
 
-    /// Whether the state directory holds a store (nil: it is not there, or holds none yet).
+    /// Whether the state directory holds a store (false: the directory is not there, or holds
+    /// none yet).
     ///
     /// A state directory this user may not look into is an error that says so: asked of
     /// `FileManager`, it would look empty, and a command would say "no store" and advise a first
-    /// merge (the store of the system's syncd.service, mode 0700, seen by another user).
+    /// merge (the store of the system's syncd.service, mode 0700, seen by another user). So is a
+    /// link to a directory that is not there (a drive not mounted yet), or a path through a file.
     ///
     /// - Throws: ``EngineError/stateDirectoryUnusable(path:reason:)``.
     public static func storeExists(inStateDirectory state: String) throws -> Bool {
-        let path = state + "/" + storeFileName
         do {
             guard try SystemCalls.status(state).kind == .directory else {
                 throw EngineError.stateDirectoryUnusable(path: state, reason: "it is not a directory")
             }
-            _ = try SystemCalls.status(path)
+            _ = try SystemCalls.status(state + "/" + storeFileName)
             return true
-        } catch let error as SystemCallError where error.errno == ENOENT || error.errno == ENOTDIR {
+        } catch let error as SystemCallError where error.errno == ENOENT {
+            if error.subject == state, (try? SystemCalls.statusOfLink(state))?.kind == .symbolicLink {
+                throw EngineError.stateDirectoryUnusable(
+                    path: state,
+                    reason: "it is a symbolic link to a directory that is not there (a drive not mounted yet?)")
+            }
             return false
         } catch let error as SystemCallError where error.errno == EACCES {
             throw EngineError.stateDirectoryUnusable(
                 path: state,
-                reason: "\(error.description): this user may not look into it. \(syncdStoreAdvice)")
+                reason: "\(error.description): this user may not look into it, or into a directory above it. \(syncdStoreAdvice)")
         } catch let error as SystemCallError {
             throw EngineError.stateDirectoryUnusable(path: state, reason: error.description)
         }

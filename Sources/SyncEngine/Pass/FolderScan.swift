@@ -32,8 +32,10 @@ extension SyncDevice {
         DispatchQueue.global(qos: .userInitiated).async(group: reading) { [self] in
             let result = Result {
                 try store.reading { session in
-                    let known = Dictionary(uniqueKeysWithValues: try session.sources().map { ($0.name, $0) })
-                    return (known, try session.hasWritten(), try ownFilesReadBeyondLimit(session, known: known))
+                    (
+                        Dictionary(uniqueKeysWithValues: try session.sources().map { ($0.name, $0) }),
+                        try session.hasWritten(), try ownFilesReadBeyondLimit(session)
+                    )
                 }
             }
             rows.withLock { $0 = result }
@@ -91,29 +93,27 @@ extension SyncDevice {
 
 extension SyncDevice {
     /// The files under this device's own names that are read beyond `--max-file-size`
-    /// (``ReadLimits/ownLargeFiles``), with the size each is read up to: never more than this
-    /// device itself wrote there.
+    /// (``ReadLimits/ownLargeFiles``), with the size each is read up to: the largest file this
+    /// device published under that name (of the files its store keeps track of), never more.
     ///
     /// - Its current parts published larger than the limit (a part that cannot split further).
-    /// - A file it wrote and last read cleanly at that size, while it is there (the part of a
-    ///   layout replaced when a pass died between its commit and the removal of the files it
-    ///   replaced, or before the rename of a part that shrank): refused, it would never be
-    ///   removed, and would be reported at every pass, or block the part's name.
-    private func ownFilesReadBeyondLimit(_ session: StoreSession, known: [String: StoredSource]) throws -> [String: Int64] {
+    /// - A name it no longer publishes, or a part that shrank: a part replaced by a split or a
+    ///   join and left in the folder by a pass that died before removing it (or before the rename
+    ///   of the smaller file) is read, merged and removed; refused, it would be reported at every
+    ///   pass, or block its name.
+    ///
+    /// What another writer puts in the folder never raises these sizes: they come from what this
+    /// device wrote (``StoreSession/largestWrittenFiles(largerThan:)``), not from what it read.
+    private func ownFilesReadBeyondLimit(_ session: StoreSession) throws -> [String: Int64] {
         let limit = settings.maxFileSize
         var sizes: [String: Int64] = [:]
         for part in try session.ownParts(largerThan: limit) {
             guard let prefix = part.part else { continue }
             sizes[prefix.fileName(for: device)] = part.bytes
         }
-        for row in known.values
-        where row.size > limit && row.device == device.rawValue && row.role == "own"
-            && row.lastProblem == nil
-        {
-            guard let part = ownPart(named: row.name), let generation = row.generation,
-                let written = try session.writtenFile(part: part, generation: generation), !written.isAdopted
-            else { continue }
-            sizes[row.name] = max(sizes[row.name] ?? 0, row.size)
+        for (part, bytes) in try session.largestWrittenFiles(largerThan: limit) {
+            let name = part.fileName(for: device)
+            sizes[name] = max(sizes[name] ?? 0, bytes)
         }
         return sizes
     }

@@ -34,10 +34,11 @@ struct FolderFindings {
 /// for this device's own large parts.
 struct ReadLimits: Sendable {
     var maxFileSize: Int64
-    /// This device's own parts whose file as published is larger than `maxFileSize`, by name,
-    /// with that size. A part that cannot split further can be that large (docs/format.md,
-    /// reading 20); refusing it would make this device take its own file for another writer's
-    /// and publish its records elsewhere.
+    /// The names under which this device published a file larger than `maxFileSize`, with the
+    /// largest it published there (``SyncDevice/ownFilesReadBeyondLimit(_:)``). A part that
+    /// cannot split further can be that large (docs/format.md, reading 20); refusing it would
+    /// make this device take its own file for another writer's and publish its records
+    /// elsewhere, or leave a replaced one in the folder for good.
     var ownLargeFiles: [String: Int64] = [:]
 
     /// The largest size of the file `name` that is read.

@@ -86,7 +86,7 @@ extension SyncDevice {
                 try session.recordWritten(
                     WrittenFile(
                         part: file.part.rawValue, generation: generation, fileDigest: file.fileDigest,
-                        writtenAt: now.milliseconds))
+                        writtenAt: now.milliseconds, bytes: file.row.bytes))
                 toPublish.append(file)
                 rows.append(file.row)
             }
@@ -153,7 +153,7 @@ extension SyncDevice {
             try session.recordWritten(
                 WrittenFile(
                     part: file.part.rawValue, generation: generation, fileDigest: file.fileDigest,
-                    writtenAt: now.milliseconds))
+                    writtenAt: now.milliseconds, bytes: file.row.bytes))
             try session.clearChangedPrefixes(within: file.part)
         }
         for adopted in written.adopted { try session.recordWritten(adopted) }

@@ -141,18 +141,19 @@ extension SyncDevice {
                         "\(what); no copy is kept: the copies of the files this publication replaces would take more than \(budget) bytes in \(directory) (at most four times --max-file-size, and 256 MiB)")
                     continue
                 }
-                namedBytes += Int64(bytes.count)
                 try SystemCalls.createDirectories(directory)
                 let copy = "\(clock().milliseconds)-\(name)"
                 if let kept = Self.keptCopy(of: bytes, named: name, in: directory) {
                     // Renamed as new: the copies are pruned oldest first.
                     let path = (try? SystemCalls.rename("\(directory)/\(kept)", to: "\(directory)/\(copy)")) != nil ? copy : kept
                     named.insert(path)
+                    namedBytes += Int64(bytes.count)
                     notes.append("\(what): a copy of the same content is kept at \(directory)/\(path)")
                     continue
                 }
                 try SystemCalls.writeNewFile("\(directory)/\(copy)", bytes)
                 named.insert(copy)
+                namedBytes += Int64(bytes.count)
                 notes.append("\(what): a copy is kept at \(directory)/\(copy)")
             } catch {
                 notes.append("\(what); no copy could be kept (\(error))")
