@@ -160,7 +160,13 @@ extension StoreSession {
     public func largestWrittenFiles(largerThan bytes: Int64) throws -> [(part: PartPrefix, bytes: Int64)] {
         try Row.fetchAll(
             db,
-            sql: "SELECT part, MAX(bytes) AS bytes FROM writtenFile WHERE bytes > ? AND NOT isAdopted GROUP BY part",
+            // Through the index on `bytes` (SQLite's planner otherwise scans the table in
+            // primary-key order for the GROUP BY: the sqlite3 shell took 8 ms for the query at
+            // 100,000 rows, and 2 ms, its own start-up included, through the index).
+            sql: """
+                SELECT part, MAX(bytes) AS bytes FROM writtenFile INDEXED BY writtenFileBytes
+                WHERE bytes > ? AND NOT isAdopted GROUP BY part
+                """,
             arguments: [bytes]
         ).compactMap { row in
             let prefix: String = row["part"]
