@@ -463,16 +463,22 @@ struct OwnNamesTests {
         }
     }
 
+    /// desk holding phone's 40 records in its whole desk.json (`whole`), opened again with a
+    /// largest file read of half that file's size (`limit`).
+    static func wholeFileOverALoweredLimit(_ sandbox: Sandbox) throws -> (desk: SyncDevice, whole: [UInt8], limit: Int64) {
+        try sandbox.write("phone.json", PartsTests.peerFile("phone", generation: 1, 0..<40))
+        _ = try sandbox.device("desk").merge()
+        let whole = try sandbox.read("desk.json")
+        let limit = Int64(whole.count / 2)
+        return (try sandbox.device("desk", maxFileSize: limit), whole, limit)
+    }
+
     @Test("a largest file read below this device's own file: the file is still its own when read again, and is replaced at once by parts under the limit")
     func limitBelowOwnFile() throws {
         // Given desk publishing phone's 40 records in desk.json, then run with a limit below its size
         let sandbox = try Sandbox()
         defer { sandbox.remove() }
-        try sandbox.write("phone.json", PartsTests.peerFile("phone", generation: 1, 0..<40))
-        _ = try sandbox.device("desk").merge()
-        let whole = try sandbox.read("desk.json")
-        let limit = Int64(whole.count / 2)
-        let desk = try sandbox.device("desk", maxFileSize: limit)
+        let (desk, _, limit) = try Self.wholeFileOverALoweredLimit(sandbox)
 
         // When it reads every file again
         let reread = try desk.merge(rereadAll: true)
@@ -493,11 +499,7 @@ struct OwnNamesTests {
         // Given desk's whole desk.json, replaced by parts under a limit below its size
         let sandbox = try Sandbox()
         defer { sandbox.remove() }
-        try sandbox.write("phone.json", PartsTests.peerFile("phone", generation: 1, 0..<40))
-        _ = try sandbox.device("desk").merge()
-        let whole = try sandbox.read("desk.json")
-        let limit = Int64(whole.count / 2)
-        let desk = try sandbox.device("desk", maxFileSize: limit)
+        let (desk, whole, limit) = try Self.wholeFileOverALoweredLimit(sandbox)
         _ = try desk.merge(rereadAll: true)
         #expect(!FileManager.default.fileExists(atPath: sandbox.sharedPath("desk.json")))
 
