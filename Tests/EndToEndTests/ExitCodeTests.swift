@@ -405,6 +405,33 @@ struct ExitCodeTests {
     }
 
     @Test(
+        "the default configuration file under another user's HOME (kept by su) is said to be so, with how to name the file to read",
+        .enabled(
+            if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv"),
+            "needs root and setpriv to run as nobody")
+    )
+    func defaultConfigurationOfAnotherUser() throws {
+        let workspace = try Workspace()
+        defer { workspace.remove() }
+        // Given a HOME whose configuration directory only root may enter
+        let home = workspace.path("home")
+        try FileManager.default.createDirectory(atPath: home + "/.config/syncd", withIntermediateDirectories: true)
+        try Data(#"{"device": "desk"}"#.utf8).write(to: URL(fileURLWithPath: home + "/.config/syncd/config.json"))
+        #expect(chmod(home + "/.config/syncd", 0o700) == 0)
+        #expect(chmod(workspace.root.path, 0o755) == 0)
+        #expect(chmod(home, 0o755) == 0)
+        #expect(chmod(home + "/.config", 0o755) == 0)
+        let nobody = ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+        // When another user runs syncctl with that HOME
+        let run = try workspace.run(["status", "--state", workspace.path("state")], prefix: nobody)
+        // Then it is refused, naming the file, why, and what to do
+        #expect(run.status == 78, "\(run)")
+        #expect(
+            run.stderr.contains("\(home)/.config/syncd/config.json: Permission denied (the default configuration file")
+                && run.stderr.contains("--config FILE"), "\(run)")
+    }
+
+    @Test(
         "a state directory this user may not look into (the system syncd's, mode 0700) is said to be one, with how to run as syncd's user: not taken for one without a store",
         .enabled(
             if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv"),

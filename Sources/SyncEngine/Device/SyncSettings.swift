@@ -296,7 +296,12 @@ public struct SyncSettings: Sendable, Hashable {
         } catch {
             // Said plainly here: the configuration library's own error is a Foundation dump.
             if error.errno == ENOENT && !mustExist { return }
-            throw .unreadableConfiguration(path: path, reason: String(cString: strerror(error.errno)))
+            var reason = String(cString: strerror(error.errno))
+            if error.errno == EACCES && !mustExist {
+                // The user's file, found through HOME: another user's HOME, kept by `su` or `sudo -E`.
+                reason += " (the default configuration file, found through HOME or XDG_CONFIG_HOME: if they are another user's, set them to this user's, or name the file to read with --config FILE)"
+            }
+            throw .unreadableConfiguration(path: path, reason: reason)
         }
         let value: JSONValue
         do {
