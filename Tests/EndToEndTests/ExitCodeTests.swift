@@ -405,7 +405,7 @@ struct ExitCodeTests {
     }
 
     @Test(
-        "the default configuration file under another user's HOME (kept by su) is said to be so, with how to name the file to read",
+        "the default configuration file under another user's HOME (kept by sudo -E or setpriv) is said to be so, with how to name the file to read",
         .enabled(
             if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv"),
             "needs root and setpriv to run as nobody")

@@ -311,7 +311,7 @@ struct MigrationTests {
             try session.recordWritten(WrittenFile(part: "", generation: 6, fileDigest: "i", writtenAt: 11, bytes: 500))
             try session.recordWritten(
                 WrittenFile(part: "4", generation: 6, fileDigest: "j", writtenAt: 11, isAdopted: true, bytes: 900))
-            let largest = try session.largestWrittenFiles(largerThan: 100)
+            let largest = try session.largestWrittenFiles(largerThan: 100).sorted { $0.bytes < $1.bytes }
             #expect(largest.map(\.part) == [.whole, PartPrefix("3")!] && largest.map(\.bytes) == [500, 700], "\(largest)")
         }
     }

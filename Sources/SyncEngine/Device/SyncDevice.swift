@@ -206,7 +206,7 @@ public final class SyncDevice: Sendable {
             if error.subject == state, (try? SystemCalls.statusOfLink(state))?.kind == .symbolicLink {
                 throw EngineError.stateDirectoryUnusable(
                     path: state,
-                    reason: "it is a symbolic link to a directory that is not there (a drive not mounted yet?)")
+                    reason: "it is a symbolic link to a directory that is not there: mount the drive it is on, or make the directory")
             }
             return false
         } catch let error as SystemCallError where error.errno == EACCES {

@@ -298,8 +298,9 @@ public struct SyncSettings: Sendable, Hashable {
             if error.errno == ENOENT && !mustExist { return }
             var reason = String(cString: strerror(error.errno))
             if error.errno == EACCES && !mustExist {
-                // The user's file, found through HOME: another user's HOME, kept by `su` or `sudo -E`.
-                reason += " (the default configuration file, found through HOME or XDG_CONFIG_HOME: if they are another user's, set them to this user's, or name the file to read with --config FILE)"
+                // The user's file, found through XDG_CONFIG_HOME or HOME naming another user's
+                // (`sudo -E` and `setpriv` keep both, `su` keeps XDG_CONFIG_HOME).
+                reason += " (the default configuration file, found through XDG_CONFIG_HOME or HOME: if they name another user's, set them to this user's, or name the file to read with --config FILE or SYNCD_CONFIG)"
             }
             throw .unreadableConfiguration(path: path, reason: reason)
         }
