@@ -463,10 +463,12 @@ struct OwnNamesTests {
         }
     }
 
-    /// desk holding phone's 40 records in its whole desk.json (`whole`), opened again with a
-    /// largest file read of half that file's size (`limit`).
+    /// desk holding phone's 40 records in its whole desk.json (`whole`, written by a publication
+    /// after its first), opened again with a largest file read of half that file's size (`limit`).
     static func wholeFileOverALoweredLimit(_ sandbox: Sandbox) throws -> (desk: SyncDevice, whole: [UInt8], limit: Int64) {
-        try sandbox.write("phone.json", PartsTests.peerFile("phone", generation: 1, 0..<40))
+        try sandbox.write("phone.json", PartsTests.peerFile("phone", generation: 1, 0..<1))
+        _ = try sandbox.device("desk").merge()
+        try sandbox.write("phone.json", PartsTests.peerFile("phone", generation: 2, 0..<40))
         _ = try sandbox.device("desk").merge()
         let whole = try sandbox.read("desk.json")
         let limit = Int64(whole.count / 2)
