@@ -168,11 +168,7 @@ extension StoreSession {
                 WHERE bytes > ? AND NOT isAdopted GROUP BY part
                 """,
             arguments: [bytes]
-        ).compactMap { row in
-            let prefix: String = row["part"]
-            guard let part = prefix.isEmpty ? PartPrefix.whole : PartPrefix(prefix) else { return nil }
-            return (part, row["bytes"])
-        }
+        ).compactMap { row in PartPrefix(stored: row["part"]).map { ($0, row["bytes"]) } }
     }
 
     /// Forgets the files of a generation that could not be put in place.

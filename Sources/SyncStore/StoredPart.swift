@@ -32,7 +32,7 @@ public struct OwnPart: Codable, Hashable, Sendable, FetchableRecord, Persistable
     }
 
     /// The part's prefix as a ``PartPrefix`` (nil for a row no release writes).
-    public var part: PartPrefix? { prefix.isEmpty ? .whole : PartPrefix(prefix) }
+    public var part: PartPrefix? { PartPrefix(stored: prefix) }
 
     /// A part row.
     public init(
@@ -81,5 +81,13 @@ public struct WrittenFile: Codable, Hashable, Sendable, FetchableRecord, Persist
         self.isAdopted = isAdopted
         self.isLegacyDigest = isLegacyDigest
         self.bytes = bytes
+    }
+}
+
+extension PartPrefix {
+    /// A prefix as the store keeps it in `ownPart.prefix` and `writtenFile.part` ("" for the whole
+    /// snapshot); nil for text no release writes.
+    init?(stored text: String) {
+        if text.isEmpty { self = .whole } else { self.init(text) }
     }
 }
