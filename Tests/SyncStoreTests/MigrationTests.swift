@@ -316,6 +316,25 @@ struct MigrationTests {
         }
     }
 
+    @Test("the largest written files are found through the index on their sizes, and still found when someone dropped it")
+    func largestWrittenFilesWithoutTheirIndex() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try SyncStore(path: directory.path("store.sqlite"))
+        try store.transaction { session in
+            try session.recordWritten(WrittenFile(part: "3", generation: 5, fileDigest: "g", writtenAt: 10, bytes: 700))
+            try session.recordWritten(WrittenFile(part: "3", generation: 6, fileDigest: "h", writtenAt: 11, bytes: 90))
+            let plan = try Row.fetchAll(
+                session.db, sql: "EXPLAIN QUERY PLAN " + StoreSession.largestWrittenFilesQuery, arguments: [100]
+            ).map { $0["detail"] as String }.joined(separator: " | ")
+            #expect(plan.contains("USING INDEX writtenFileBytes"), "\(plan)")
+            // An app or the sqlite3 shell dropped the index: every pass asks, so the query must still work.
+            try session.db.execute(sql: "DROP INDEX writtenFileBytes")
+            let largest = try session.largestWrittenFiles(largerThan: 100)
+            #expect(largest.map(\.part) == [PartPrefix("3")!] && largest.map(\.bytes) == [700], "\(largest)")
+        }
+    }
+
     /// Writes a record with only the columns v1 and v2 had (no published line).
     static func saveBeforeV3(_ record: ReadOnly.Record, in session: StoreSession) throws {
         for (position, version) in ([record.version] + record.conflicts).enumerated() {
