@@ -388,7 +388,7 @@ struct ExitCodeTests {
         #expect(listed.stdout.contains(Files.id(1).rawValue), "\(listed)")
     }
 
-    @Test("a state directory that is a link to a directory not there (a drive not mounted yet) is said to be so: not taken for one without a store, nor made")
+    @Test("a state directory that is a link to a directory not there (a drive not mounted yet), or a path under a file, is said to be so: not taken for one without a store, nor made")
     func stateDirectoryLinkToNothing() throws {
         let workspace = try Workspace()
         defer { workspace.remove() }
@@ -402,6 +402,13 @@ struct ExitCodeTests {
                 "\(arguments): \(run)")
         }
         #expect(!FileManager.default.fileExists(atPath: workspace.path("not-mounted")))
+        // A state path under a file (a typo in --state) is not a directory without a store either
+        try Data("x".utf8).write(to: URL(fileURLWithPath: workspace.path("a-file")))
+        for arguments in [["status"], ["merge"]] {
+            let run = try workspace.run(arguments + workspace.location(state: workspace.path("a-file/state")))
+            #expect(run.status == 73, "\(arguments): \(run)")
+            #expect(run.stderr.contains("Not a directory") && !run.stderr.contains("no store"), "\(arguments): \(run)")
+        }
     }
 
     @Test(
