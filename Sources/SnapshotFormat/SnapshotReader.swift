@@ -99,13 +99,11 @@ public enum SnapshotReader {
         let isRegular =
             input[start] == UInt8(ascii: "{") ? try parser.scanRecord(into: &reading.versions, depth: 2) : false
         if !isRegular {
-            // Read this element again, alone, as the plain path would (two containers around it).
+            // Read this element again as the plain path would (two containers around it): a tree,
+            // then the contract's rules on it. Once: `input` is this element alone.
             parser.position = start
             parser.baseDepth = 2
-            _ = try parser.parseValue()
-            var element = StrictJSONParser(UnsafeBufferPointer(rebasing: input[start..<parser.position]))
-            element.baseDepth = 2
-            readRecord(try element.parseValue(), at: index, into: &reading)
+            readRecord(try parser.parseValue(), at: index, into: &reading)
         }
     }
 

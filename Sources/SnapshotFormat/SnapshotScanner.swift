@@ -296,9 +296,9 @@ extension StrictJSONParser {
         }
         while true {
             skipWhitespace()
-            guard position < input.count, input[position] == UInt8(ascii: "\""),
-                let key = try scanPlainString(), let device = DeviceID(utf8: key)
-            else { break }
+            guard position < input.count, input[position] == UInt8(ascii: "\""), let device = try scanDeviceKey() else {
+                break
+            }
             skipWhitespace()
             guard position < input.count, input[position] == UInt8(ascii: ":") else { break }
             position += 1
@@ -324,6 +324,15 @@ extension StrictJSONParser {
         position = start
         try skipValue(depth: depth)
         return nil
+    }
+
+    /// Reads the key at `position` as a device ID, escaped or not (`"l\u0061ptop"` is `laptop`, as
+    /// the tree reads it); nil, with `position` after the key, when it is not a valid device ID.
+    private mutating func scanDeviceKey() throws(JSONParseError) -> DeviceID? {
+        if let plain = try scanPlainString() { return DeviceID(utf8: plain) }
+        // Escaped: decodeString leaves the text in `scratch` (as a key, for the tree's messages).
+        if let plain = try decodeString(isKey: true) { return DeviceID(utf8: plain) }
+        return scratch.withUnsafeBufferPointer { DeviceID(utf8: $0) }
     }
 
     /// Reads a record's `conflicts` array of entries; false (with `position` after the array) when

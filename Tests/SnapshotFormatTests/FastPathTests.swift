@@ -274,6 +274,10 @@ enum RandomRecord {
             #""versionVector":{"laptop":2,"phone":1}"#, #""versionVector":{}"#, #""versionVector":{"laptop":1.0}"#,
             #""versionVector":{"laptop":0}"#, #""versionVector":{"Bad":1}"#, #""versionVector":null"#,
             #""versionVector":{"laptop":1,"laptop":2}"#,
+            // Escaped device keys: the same device, a duplicate once decoded, not a device ID, a lone surrogate
+            #""versionVector":{"l\u0061ptop":2,"ph\u006Fne":1}"#, #""versionVector":{"laptop":1,"l\u0061ptop":2}"#,
+            #""versionVector":{"L\u0061ptop":1}"#, #""versionVector":{"l\ud800":1}"#,
+            #""versionVector":{"phone":1,"l\u0061ptop\u0000":1}"#,
         ]
         maybe(1, pick(vectors, &random))
         maybe(3, pick([#""deleted":true"#, #""deleted":false"#, #""deleted":"yes""#, #""deleted":null"#], &random))
