@@ -95,9 +95,11 @@ public enum CanonicalJSON {
     static func writeString(utf8 bytes: UnsafeBufferPointer<UInt8>, into buffer: inout [UInt8]) {
         buffer.append(UInt8(ascii: "\""))
         var runStart = 0
-        for i in bytes.indices {
+        var i = 0
+        while true {
+            i = firstToEscape(in: bytes, from: i)
+            guard i < bytes.count else { break }
             let byte = bytes[i]
-            guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
             buffer.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<i]))
             runStart = i + 1
             buffer.append(UInt8(ascii: "\\"))
@@ -113,9 +115,35 @@ public enum CanonicalJSON {
                 buffer.append(hexDigits[Int(byte >> 4)])
                 buffer.append(hexDigits[Int(byte & 0xF)])
             }
+            i += 1
         }
         buffer.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart...]))
         buffer.append(UInt8(ascii: "\""))
+    }
+
+    /// The index of the first byte from `start` on that a string must escape (a quote, a
+    /// backslash or a control byte), or `bytes.count`: eight bytes at a time, then the first
+    /// flagged byte of the word (the lowest is exact), as the parser skips plain text. Long
+    /// strings with escapes are written from the decoded text, so this runs over all of it.
+    @inline(__always)
+    static func firstToEscape(in bytes: UnsafeBufferPointer<UInt8>, from start: Int) -> Int {
+        guard let base = bytes.baseAddress else { return bytes.count }
+        var at = start
+        while at + 8 <= bytes.count {
+            let word = UInt64(littleEndian: UnsafeRawPointer(base + at).loadUnaligned(as: UInt64.self))
+            let flagged =
+                StrictJSONParser.zeroBytes(in: word ^ StrictJSONParser.repeated(0x22))
+                | StrictJSONParser.zeroBytes(in: word ^ StrictJSONParser.repeated(0x5C))
+                | StrictJSONParser.bytesBelow(0x20, in: word)
+            if flagged != 0 { return at + flagged.trailingZeroBitCount >> 3 }
+            at += 8
+        }
+        while at < bytes.count {
+            let byte = bytes[at]
+            if byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { return at }
+            at += 1
+        }
+        return at
     }
 
     private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)

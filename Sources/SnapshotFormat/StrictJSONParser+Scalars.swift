@@ -18,9 +18,13 @@ extension StrictJSONParser {
             return UnsafeBufferPointer(rebasing: input[start..<i])
         }
         scratch.removeAll(keepingCapacity: true)
-        scratch.append(contentsOf: UnsafeBufferPointer(rebasing: input[start..<i]))
-        position = i
+        var runEnd = i
         while true {
+            // The plain text up to the next quote, backslash or control byte, in one piece (a
+            // string with escapes is mostly such runs: appended byte by byte, they took a fifth
+            // of a first merge of a folder written with escapes everywhere).
+            scratch.append(contentsOf: UnsafeBufferPointer(rebasing: input[position..<runEnd]))
+            position = runEnd
             guard position < input.count else { throw truncated() }
             let byte = input[position]
             switch byte {
@@ -29,18 +33,13 @@ extension StrictJSONParser {
                 return nil
             case UInt8(ascii: "\\"):
                 try parseEscape(isKey: isKey)
-            case 0..<0x20:
+            default:
+                // The only other byte a run stops at (it throws at malformed UTF-8 itself).
                 throw JSONParseError(
                     offset: position,
                     reason: "control character U+\(JSONParseError.hex4(UInt32(byte))) must be escaped in a string")
-            case 0x80...:
-                let length = try utf8SequenceLength(at: position)
-                scratch.append(contentsOf: UnsafeBufferPointer(rebasing: input[position..<position + length]))
-                position += length
-            default:
-                scratch.append(byte)
-                position += 1
             }
+            runEnd = try skippingPlainText(from: position)
         }
     }
 

@@ -130,6 +130,38 @@ struct CanonicalJSONTests {
         #expect(JSONValue.string("a\u{0}b\u{1F}c").canonicalString == #""a\u0000b\u001fc""#)
     }
 
+    @Test("a character to escape is found at every offset of a long string, among plain ASCII and multi-byte characters")
+    func escapesAtEveryOffset() {
+        // Written eight bytes at a time: each offset within a word, and in the tail after the words.
+        let plain: [Character] = ["a", "é", "€", "😀", "\u{7F}", " "]
+        let special: [Character] = ["\"", "\\", "\n", "\u{1}", "\u{1F}"]
+        func expected(_ text: String) -> String {
+            "\"" + text.map { character -> String in
+                switch character {
+                case "\"": "\\\""
+                case "\\": "\\\\"
+                case "\n": "\\n"
+                case "\u{1}": "\\u0001"
+                case "\u{1F}": "\\u001f"
+                default: String(character)
+                }
+            }.joined() + "\""
+        }
+        for length in 0..<26 {
+            for (index, filler) in plain.enumerated() {
+                let base = (0..<length).map { plain[($0 + index) % plain.count] == "\u{7F}" ? filler : plain[($0 + index) % plain.count] }
+                #expect(JSONValue.string(String(base)).canonicalString == expected(String(base)))
+                for offset in 0..<length {
+                    for mark in special {
+                        var text = base
+                        text[offset] = mark
+                        #expect(JSONValue.string(String(text)).canonicalString == expected(String(text)), "\(length) \(offset)")
+                    }
+                }
+            }
+        }
+    }
+
     @Test("object members are sorted by the UTF-16 code units of their keys")
     func memberOrder() throws {
         #expect(try canonical(#"{"b":1,"a":2,"aa":3,"":4,"B":5}"#) == #"{"":4,"B":5,"a":2,"aa":3,"b":1}"#)
