@@ -141,6 +141,30 @@ struct FastPathTests {
         #expect(checked > 200)
     }
 
+    @Test("a version's RFC 8785 bytes, written without a tree, are the tree's: large integers in fields and other keys, e+ in strings")
+    func canonicalBytesWithoutTree() throws {
+        var random = SplitMix64(seed: 8)
+        var records = (0..<600).map { _ in RandomRecord.text(using: &random) }
+        let version = #""id":"3F2504E0-4F89-41D3-9A0C-0305E82C3301","type":"T","lastModified":"2026-11-22T10:00:00.000Z","modifiedBy":"laptop","versionVector":{"laptop":2}"#
+        for value in ["1e20", "-1e20", "9007199254740993", "9007199254740992", "1e21", "123456789012345678901234", "1.5e300",
+            "1e-7", #""e+""#, #""1e+20""#, "[1e20,2]", #"{"b":1e20,"a":"x"}"#]
+        {
+            records.append(#"{\#(version),"fields":{"n":\#(value)}}"#)
+            records.append(#"{\#(version),"extra":\#(value),"fields":{"a":1}}"#)
+            records.append(#"{\#(version),"zzz":\#(value)}"#)
+        }
+        var checked = 0
+        for record in records {
+            let text = #"{"format":1,"device":"laptop","generation":3,"records":[\#(record)]}"#
+            guard let reading = try? SnapshotReader.read(bytes: Array(text.utf8), fileName: "laptop.json") else { continue }
+            for version in reading.versions {
+                #expect(version.canonicalBytes == JSONValue.object(version.normalForm).canonicalBytes, "\(text)")
+                checked += 1
+            }
+        }
+        #expect(checked > 300)
+    }
+
     private func expectSameReading(_ bytes: [UInt8], fileName: String) throws {
         let plain = Result { () throws(SnapshotFileProblem) in try SnapshotReader.readPlain(bytes: bytes, fileName: fileName) }
         let fast = Result { () throws(SnapshotFileProblem) in try SnapshotReader.readFast(bytes: bytes, fileName: fileName) }
