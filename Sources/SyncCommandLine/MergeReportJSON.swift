@@ -45,6 +45,7 @@ public enum MergeReportJSON {
             $0.object {
                 $0.member("journaled", report.timings.journaled)
                 $0.member("merge", report.timings.merge)
+                $0.member("passes", report.timings.passes)
                 $0.member("publish", report.timings.publish)
                 $0.member("read", report.timings.read)
             }

@@ -42,6 +42,35 @@ struct MergeProblemFilesTests {
         try sandbox.write(".hidden.json", "{}")
     }
 
+    @Test("large whole snapshots with a record that is not valid JSON, each in another part of the ids: one pass finds them all, and the pass starts again once, not once per file")
+    func invalidLargeSnapshotsFoundInOnePass() throws {
+        // Given three whole snapshots of 3 MB each (a pass of over 8 MiB reads them group by
+        // group), each with one record holding a duplicate key (JSON, but not I-JSON) among its
+        // last ones, and a valid fourth
+        let sandbox = try Sandbox()
+        defer { sandbox.remove() }
+        let pad = String(repeating: "p", count: 1_000)
+        for (n, device) in ["a", "b", "c", "d"].enumerated() {
+            var records = (0..<3_000).map { Wire.text(PartsTests.version(n * 10_000 + $0, by: device, text: pad)) }
+            if device != "d" {
+                records.insert(#"{"id": "F\#(n)000000-0000-4000-8000-000000000001", "type": "Note", "fields": {"x": 1, "x": 2}}"#, at: 2_990)
+            }
+            try sandbox.write("\(device).json", Wire.snapshotText(device, generation: 1, records: records))
+        }
+
+        // When desk merges
+        let report = try sandbox.device("desk").merge()
+
+        // Then the three are not merged, each for its duplicate key, the fourth is, and the
+        // pass started twice: once to find them, once without them
+        for name in ["a.json", "b.json", "c.json"] {
+            #expect(report.source(name)?.status == .skipped && report.source(name)?.reason?.contains("duplicate key") == true,
+                "\(String(describing: report.source(name)))")
+        }
+        #expect(report.source("d.json")?.status == .merged)
+        #expect(report.timings.passes == 2, "\(report.timings)")
+    }
+
     @Test("Each problem file gets an outcome naming its problem, every valid record merges, and the folder is untouched but for the own file")
     func problemFolder() throws {
         let sandbox = try Sandbox()

@@ -52,12 +52,18 @@ extension SyncDevice {
         edit: ((StoreSession, Timestamp) throws -> Edit)?
     ) throws -> (report: MergeReport, edit: Edit?) {
         var retry = PassRetry()
+        var passes = 0
         while true {
+            passes += 1
             do {
-                return try passOnce(rereadAll: rereadAll, acceptDeletions: acceptDeletions, retry: retry, edit: edit)
+                var done = try passOnce(rereadAll: rereadAll, acceptDeletions: acceptDeletions, retry: retry, edit: edit)
+                done.report.timings.passes = passes
+                return done
             } catch let unpublished as UnpublishedPass {
                 guard reportingPublishFailure, edit == nil else { throw unpublished.failure }
-                return (unpublished.report, nil)
+                var report = unpublished.report
+                report.timings.passes = passes
+                return (report, nil)
             } catch let again as PassRetry {
                 // Rolled back: what the pass learned too late to act on is known from the start now.
                 logger.notice("merging again", metadata: ["pass.retry": "\(again)"])
@@ -151,13 +157,21 @@ extension SyncDevice {
                 }
                 findings.mergedElements.removeAll()
             }
+            // Files read first found not valid JSON in some group: the pass starts again without
+            // them, once it has read every group, so that it finds them all (starting again at the
+            // first took a pass per such file).
+            var invalid: Set<String> = []
             try groups.forEach { group in
                 if let failure = group.failure { throw failure }
-                guard group.misplaced.isEmpty else { throw PassRetry(readFirst: Set(group.misplaced)) }
+                guard group.misplaced.isEmpty else { throw PassRetry(readFirst: Set(group.misplaced), invalid: invalid) }
+                for (index, tally) in group.spanning.enumerated() where tally.isInvalidJSON {
+                    invalid.insert(spanning.files[index].name)
+                }
+                // Read on, merging nothing: the pass is rolled back.
+                guard invalid.isEmpty else { return }
                 var incoming = IncomingVersions()
                 for (index, tally) in group.spanning.enumerated() {
                     let name = spanning.files[index].name
-                    if tally.isInvalidJSON { throw PassRetry(invalid: [name]) }
                     tallies[index].add(tally)
                     guard heldBack[name] == nil else { continue }
                     if inserts == nil { deletions[index] += try self.deletions(by: tally.versions, session: session) }
@@ -217,6 +231,7 @@ extension SyncDevice {
                 }
                 try saveFound()
             }
+            guard invalid.isEmpty else { throw PassRetry(invalid: invalid) }
             try inserts?.flush()
             progress.update { $0.phase = .publishing }
             // The files read first, now that every group gave its records.

@@ -99,6 +99,11 @@ public struct PassTimings: Codable, Hashable, Sendable {
     /// Whether this pass filled an empty store in SQLite's rollback-journal mode, each page
     /// written once (``SyncStore/fillingEmptyStore(_:)``), rather than through the WAL.
     public var journaled = false
+    /// How many times the pass started: 1, or more when it learned something only while merging
+    /// (a file read first that is not valid JSON, a file named like a part holding other parts'
+    /// records, deletions held back), rolled back, and started again knowing it. The other
+    /// timings are the last start's.
+    public var passes = 1
 
     public init() {}
 }
