@@ -17,6 +17,9 @@ one thing dominate, so that a cost that grows with it shows:
            as a program that does not sort its keys writes them): key sorting for RFC 8785
   concurrent  3 x 60,000 small records, every one edited by every device concurrently: the
            devices' copies all differ, so each version is parsed and every record is in conflict
+  escaped  the records of `text`, written with json.dump's default ensure_ascii=True (every
+           character beyond ASCII as a backslash-u escape, as Python and many other writers do by
+           default): decoding escapes in long strings
 
 Every device holds every record; 5 % of each device's records are its own later edit (with
 three devices, some are concurrent: conflicts; all of them for `concurrent`). Format 1 files as json.dump writes them (format
@@ -70,7 +73,11 @@ SHAPES = {
     "keys": (3, 10_000, lambda r: {f"org.example.settings.{r.choice(WORDS)}.{n}": r.randrange(1000)
                                    for n in r.sample(range(200), 60)}, None),
     "concurrent": (3, 60_000, lambda r: {"title": r.choice(WORDS), "done": r.random() < 0.5}, None),
+    "escaped": (3, 30_000, lambda r: {"title": r.choice(WORDS),
+                                      "body": " ".join(r.choice(WORDS) for _ in range(r.randrange(100, 600)))}, None),
 }
+# Shapes written with every character beyond ASCII escaped (json.dump's default).
+ASCII_ONLY = {"escaped"}
 # The share of each device's records that are its own later edit (default 5 %).
 EDIT_SHARE = {"concurrent": 1.0}
 # Shapes written as format 2 parts: how many hex digits their prefixes have.
@@ -112,7 +119,8 @@ def generate(folder, shape, seed=1):
                 files[f"{name}.{record['id'][:digits]}.json"]["records"].append(record)
         for file_name, document in files.items():
             with open(os.path.join(partial, file_name), "w", encoding="utf-8") as f:
-                json.dump(document, f, ensure_ascii=False, indent=indent, separators=None if indent else (",", ":"))
+                json.dump(document, f, ensure_ascii=shape in ASCII_ONLY, indent=indent,
+                          separators=None if indent else (",", ":"))
     os.rename(partial, folder)
 
 

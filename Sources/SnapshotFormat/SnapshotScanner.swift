@@ -439,22 +439,27 @@ extension StrictJSONParser {
             switch byte {
             case UInt8(ascii: "\""):
                 at += 1
-                // Eight bytes at a time while none of them is a quote or a backslash, then straight
-                // to the first that is (the lowest flagged byte of the word is exact).
-                while at + 8 <= count {
-                    let word = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: at, as: UInt64.self))
-                    let found =
-                        Self.zeroBytes(in: word ^ Self.repeated(0x22)) | Self.zeroBytes(in: word ^ Self.repeated(0x5C))
-                    if found != 0 {
-                        at += found.trailingZeroBitCount >> 3
-                        break
+                while true {
+                    // Eight bytes at a time while none of them is a quote or a backslash, then
+                    // straight to the first that is (the lowest flagged byte of the word is exact);
+                    // past an escape, on again eight at a time (a string of \u escapes, as an
+                    // ASCII-only writer spells all text but ASCII, walked a byte at a time after
+                    // its first escape took a fifth of a first merge).
+                    while at + 8 <= count {
+                        let word = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: at, as: UInt64.self))
+                        let found =
+                            Self.zeroBytes(in: word ^ Self.repeated(0x22)) | Self.zeroBytes(in: word ^ Self.repeated(0x5C))
+                        if found != 0 {
+                            at += found.trailingZeroBitCount >> 3
+                            break
+                        }
+                        at += 8
                     }
-                    at += 8
+                    while at < count, input[at] != UInt8(ascii: "\""), input[at] != UInt8(ascii: "\\") { at += 1 }
+                    guard at < count else { return nil }
+                    guard input[at] == UInt8(ascii: "\\") else { break }
+                    at += 2
                 }
-                while at < count, input[at] != UInt8(ascii: "\"") {
-                    at += input[at] == UInt8(ascii: "\\") ? 2 : 1
-                }
-                guard at < count else { return nil }
                 at += 1
                 if depth == 0 { return at }
                 continue
