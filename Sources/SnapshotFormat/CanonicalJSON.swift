@@ -131,10 +131,7 @@ public enum CanonicalJSON {
         var at = start
         while at + 8 <= bytes.count {
             let word = UInt64(littleEndian: UnsafeRawPointer(base + at).loadUnaligned(as: UInt64.self))
-            let flagged =
-                StrictJSONParser.zeroBytes(in: word ^ StrictJSONParser.repeated(0x22))
-                | StrictJSONParser.zeroBytes(in: word ^ StrictJSONParser.repeated(0x5C))
-                | StrictJSONParser.bytesBelow(0x20, in: word)
+            let flagged = StrictJSONParser.quotesBackslashesAndControls(in: word)
             if flagged != 0 { return at + flagged.trailingZeroBitCount >> 3 }
             at += 8
         }

@@ -329,8 +329,7 @@ extension StrictJSONParser {
     /// Reads the key at `position` as a device ID, escaped or not (`"l\u0061ptop"` is `laptop`, as
     /// the tree reads it); nil, with `position` after the key, when it is not a valid device ID.
     private mutating func scanDeviceKey() throws(JSONParseError) -> DeviceID? {
-        if let plain = try scanPlainString() { return DeviceID(utf8: plain) }
-        // Escaped: decodeString leaves the text in `scratch` (as a key, for the tree's messages).
+        // Its bytes when it has no escapes; else decoded into `scratch` (as a key, for the tree's messages).
         if let plain = try decodeString(isKey: true) { return DeviceID(utf8: plain) }
         return scratch.withUnsafeBufferPointer { DeviceID(utf8: $0) }
     }

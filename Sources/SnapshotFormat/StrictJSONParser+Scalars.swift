@@ -144,9 +144,7 @@ extension StrictJSONParser {
             while at + 8 <= count {
                 let word = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: at, as: UInt64.self))
                 // A byte of 0x80 or more (in a UTF-8 sequence) has its top bit set in the word itself.
-                let special =
-                    Self.zeroBytes(in: word ^ Self.repeated(0x22)) | Self.zeroBytes(in: word ^ Self.repeated(0x5C))
-                    | Self.bytesBelow(0x20, in: word) | (word & Self.repeated(0x80))
+                let special = Self.quotesBackslashesAndControls(in: word) | (word & Self.repeated(0x80))
                 if special != 0 {
                     at += special.trailingZeroBitCount >> 3
                     break
@@ -183,6 +181,13 @@ extension StrictJSONParser {
     @inline(__always)
     static func zeroBytes(in word: UInt64) -> UInt64 {
         (word &- repeated(0x01)) & ~word & repeated(0x80)
+    }
+
+    /// The top bit of each byte of `word` that a string cannot hold as it is (a quote, a
+    /// backslash, a control byte), with the same exactness as ``zeroBytes(in:)``.
+    @inline(__always)
+    static func quotesBackslashesAndControls(in word: UInt64) -> UInt64 {
+        zeroBytes(in: word ^ repeated(0x22)) | zeroBytes(in: word ^ repeated(0x5C)) | bytesBelow(0x20, in: word)
     }
 
     /// The top bit of each byte of `word` below `limit` (at most 0x80), with the same exactness

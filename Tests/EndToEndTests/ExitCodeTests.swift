@@ -392,23 +392,22 @@ struct ExitCodeTests {
     func stateDirectoryLinkToNothing() throws {
         let workspace = try Workspace()
         defer { workspace.remove() }
-        let state = workspace.path("state-link")
-        #expect(symlink(workspace.path("not-mounted/state"), state) == 0)
-        for arguments in [["status"], ["merge"]] {
-            let run = try workspace.run(arguments + workspace.location(state: state))
-            #expect(run.status == 73, "\(arguments): \(run)")
-            #expect(
-                run.stderr.contains("symbolic link to a directory that is not there") && !run.stderr.contains("no store"),
-                "\(arguments): \(run)")
-        }
-        #expect(!FileManager.default.fileExists(atPath: workspace.path("not-mounted")))
+        let link = workspace.path("state-link")
+        #expect(symlink(workspace.path("not-mounted/state"), link) == 0)
         // A state path under a file (a typo in --state) is not a directory without a store either
         try Data("x".utf8).write(to: URL(fileURLWithPath: workspace.path("a-file")))
-        for arguments in [["status"], ["merge"]] {
-            let run = try workspace.run(arguments + workspace.location(state: workspace.path("a-file/state")))
-            #expect(run.status == 73, "\(arguments): \(run)")
-            #expect(run.stderr.contains("Not a directory") && !run.stderr.contains("no store"), "\(arguments): \(run)")
+        let cases = [
+            (link, "symbolic link to a directory that is not there"),
+            (workspace.path("a-file/state"), "Not a directory"),
+        ]
+        for (state, said) in cases {
+            for arguments in [["status"], ["merge"]] {
+                let run = try workspace.run(arguments + workspace.location(state: state))
+                #expect(run.status == 73, "\(arguments): \(run)")
+                #expect(run.stderr.contains(said) && !run.stderr.contains("no store"), "\(arguments): \(run)")
+            }
         }
+        #expect(!FileManager.default.fileExists(atPath: workspace.path("not-mounted")))
     }
 
     @Test(
