@@ -35,64 +35,68 @@ extension CanonicalJSON {
         number.write(to: &printed)
         swap(&printed.bytes, &buffer)
         if number.magnitude < 9_007_199_254_740_992, !buffer[start...].contains(UInt8(ascii: "e")) { return }
-        let (digits, pointPosition) = shortestDigits(of: buffer[start...])
-        buffer.removeSubrange(start...)
+        // The shortest digits are gathered where they were printed, and the number is written
+        // after them from there; then what was printed goes. No array of digits per number.
+        let (digits, n) = gatherShortestDigits(in: &buffer, from: start)
+        let printedEnd = buffer.count
+        // Appends digits `range` (0-based among the digits), one by one from the same buffer.
+        func appendDigits(_ range: Range<Int>) {
+            for i in range { buffer.append(buffer[digits.lowerBound + i]) }
+        }
         if number < 0 { buffer.append(UInt8(ascii: "-")) }
-        // ECMAScript's rule with k = digits.count and n = pointPosition: value = 0.d1d2…dk × 10^n.
+        // ECMAScript's rule with k = digits.count and n = the point's position: value = 0.d1d2…dk × 10^n.
         let k = digits.count
-        let n = pointPosition
         let forceExponent = largeIntegersWithExponent && k <= n && number.magnitude > 9_007_199_254_740_991
-        if forceExponent {
-            writeExponentForm(digits, pointPosition: n, into: &buffer)
-        } else if k <= n, n <= 21 {
-            buffer.append(contentsOf: digits)
+        if !forceExponent, k <= n, n <= 21 {
+            appendDigits(0..<k)
             buffer.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: n - k))
-        } else if 0 < n, n <= 21 {
-            buffer.append(contentsOf: digits[..<n])
+        } else if !forceExponent, 0 < n, n <= 21 {
+            appendDigits(0..<n)
             buffer.append(UInt8(ascii: "."))
-            buffer.append(contentsOf: digits[n...])
-        } else if -6 < n, n <= 0 {
+            appendDigits(n..<k)
+        } else if !forceExponent, -6 < n, n <= 0 {
             buffer.append(contentsOf: "0.".utf8)
             buffer.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: -n))
-            buffer.append(contentsOf: digits)
+            appendDigits(0..<k)
         } else {
-            writeExponentForm(digits, pointPosition: n, into: &buffer)
+            // `d.ddd` then `e±x`, as ECMAScript writes very large and very small numbers.
+            appendDigits(0..<1)
+            if k > 1 {
+                buffer.append(UInt8(ascii: "."))
+                appendDigits(1..<k)
+            }
+            buffer.append(UInt8(ascii: "e"))
+            buffer.append(n - 1 < 0 ? UInt8(ascii: "-") : UInt8(ascii: "+"))
+            writeInteger(Int64((n - 1).magnitude), into: &buffer)
         }
-    }
-
-    /// `d.ddd` then `e±x`, as ECMAScript writes very large and very small numbers.
-    private static func writeExponentForm(_ digits: [UInt8], pointPosition n: Int, into buffer: inout [UInt8]) {
-        buffer.append(digits[0])
-        if digits.count > 1 {
-            buffer.append(UInt8(ascii: "."))
-            buffer.append(contentsOf: digits[1...])
-        }
-        buffer.append(UInt8(ascii: "e"))
-        buffer.append(n - 1 < 0 ? UInt8(ascii: "-") : UInt8(ascii: "+"))
-        writeInteger(Int64((n - 1).magnitude), into: &buffer)
+        buffer.removeSubrange(start..<printedEnd)
     }
 
     /// The shortest digits that round-trip to a number (no leading or trailing zeros) and the
-    /// position of the decimal point relative to them, taken from its Swift `description`, which
-    /// prints exactly those digits (e.g. `1e-07`, `1.2345e+21`, `0.001`, `123.0`; a minus sign is
-    /// skipped).
-    private static func shortestDigits(of printed: ArraySlice<UInt8>) -> (digits: [UInt8], pointPosition: Int) {
-        var digits: [UInt8] = []
-        digits.reserveCapacity(17)
+    /// position of the decimal point relative to them, taken from its Swift `description` printed
+    /// in `buffer` from `start` on, which holds exactly those digits (e.g. `1e-07`, `1.2345e+21`,
+    /// `0.001`, `123.0`; a minus sign is skipped). The digits are moved within the printed bytes
+    /// (never past where they were read) and their range in `buffer` returned.
+    private static func gatherShortestDigits(in buffer: inout [UInt8], from start: Int)
+        -> (digits: Range<Int>, pointPosition: Int)
+    {
+        var end = start  // where the next digit goes
         var integerDigits = 0
         var seenPoint = false
         var exponent = 0
         var exponentNegative = false
         var inExponent = false
         var seenDigit = false
-        for byte in printed {
+        for at in start..<buffer.count {
+            let byte = buffer[at]
             switch byte {
             case UInt8(ascii: "0")...UInt8(ascii: "9"):
                 seenDigit = true
                 if inExponent {
                     exponent = exponent * 10 + Int(byte - UInt8(ascii: "0"))
                 } else {
-                    digits.append(byte)
+                    buffer[end] = byte
+                    end += 1
                     if !seenPoint { integerDigits += 1 }
                 }
             case UInt8(ascii: "."): seenPoint = true
@@ -101,25 +105,32 @@ extension CanonicalJSON {
             default: break  // "+"
             }
         }
-        var pointPosition = integerDigits + (exponentNegative ? -exponent : exponent)
-        let leadingZeros = digits.prefix { $0 == UInt8(ascii: "0") }.count
-        digits.removeFirst(leadingZeros)
-        pointPosition -= leadingZeros
-        while digits.last == UInt8(ascii: "0") { digits.removeLast() }
-        return (digits, pointPosition)
+        var first = start
+        while first < end, buffer[first] == UInt8(ascii: "0") { first += 1 }
+        while end > first, buffer[end - 1] == UInt8(ascii: "0") { end -= 1 }
+        let pointPosition = integerDigits + (exponentNegative ? -exponent : exponent) - (first - start)
+        return (first..<end, pointPosition)
     }
 
-    /// Appends the decimal digits of `value`, with a minus sign when negative (written in place,
-    /// lowest digit first, then reversed: no buffer of its own for the one per vector entry).
+    /// Appends the decimal digits of `value`, with a minus sign when negative.
     private static func writeInteger(_ value: Int64, into buffer: inout [UInt8]) {
-        if value < 0 { buffer.append(UInt8(ascii: "-")) }
-        let start = buffer.count
-        var magnitude = value.magnitude
-        repeat {
-            buffer.append(UInt8(ascii: "0") + UInt8(magnitude % 10))
-            magnitude /= 10
-        } while magnitude > 0
-        buffer[start...].reverse()
+        // Written from the end of 24 bytes on the stack (a sign and 19 digits fit), then appended
+        // at once: reversing the digits in `buffer` in place copied them to a new array.
+        var text: (UInt64, UInt64, UInt64) = (0, 0, 0)
+        withUnsafeMutableBytes(of: &text) { bytes in
+            var at = bytes.count
+            var magnitude = value.magnitude
+            repeat {
+                at -= 1
+                bytes[at] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+                magnitude /= 10
+            } while magnitude > 0
+            if value < 0 {
+                at -= 1
+                bytes[at] = UInt8(ascii: "-")
+            }
+            buffer.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[at...]))
+        }
     }
 }
 

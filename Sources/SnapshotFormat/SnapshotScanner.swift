@@ -288,12 +288,13 @@ extension StrictJSONParser {
     private mutating func scanVector(depth: Int) throws(JSONParseError) -> VersionVector? {
         let start = position
         position += 1
-        var entries: [VersionVector.Entry] = []
         skipWhitespace()
         if position < input.count, input[position] == UInt8(ascii: "}") {
             position += 1
             return VersionVector()
         }
+        var entries: [VersionVector.Entry] = []
+        entries.reserveCapacity(4)  // one allocation for the usual handful of devices
         while true {
             skipWhitespace()
             guard position < input.count, input[position] == UInt8(ascii: "\""), let device = try scanDeviceKey() else {
@@ -315,7 +316,7 @@ extension StrictJSONParser {
                 // A device named twice (a duplicate key: invalid JSON, reported below) sits next to
                 // itself once the entries are sorted, as the vector sorts them anyway. Looking each
                 // device up among those before it was quadratic: 100,000 devices took 35 s.
-                let vector = VersionVector(unsortedEntries: entries)
+                let vector = VersionVector(unsortedEntries: consume entries)
                 if zip(vector.entries, vector.entries.dropFirst()).contains(where: { $0.device == $1.device }) { break }
                 return vector
             }

@@ -102,13 +102,47 @@ extension StrictJSONParser {
         default:
             break
         }
-        // Not a surrogate, so always a valid scalar.
-        scratch.append(contentsOf: UTF8.encode(Unicode.Scalar(scalarValue)!)!)
+        // Not a surrogate, so always a valid scalar: its UTF-8 bytes appended one by one (through
+        // `UTF8.encode`'s buffer, a tenth of a merge of text written with escapes everywhere).
+        switch scalarValue {
+        case ..<0x80:
+            scratch.append(UInt8(truncatingIfNeeded: scalarValue))
+        case ..<0x800:
+            scratch.append(0xC0 | UInt8(truncatingIfNeeded: scalarValue >> 6))
+            scratch.append(0x80 | UInt8(truncatingIfNeeded: scalarValue) & 0x3F)
+        case ..<0x1_0000:
+            scratch.append(0xE0 | UInt8(truncatingIfNeeded: scalarValue >> 12))
+            scratch.append(0x80 | UInt8(truncatingIfNeeded: scalarValue >> 6) & 0x3F)
+            scratch.append(0x80 | UInt8(truncatingIfNeeded: scalarValue) & 0x3F)
+        default:
+            scratch.append(0xF0 | UInt8(truncatingIfNeeded: scalarValue >> 18))
+            scratch.append(0x80 | UInt8(truncatingIfNeeded: scalarValue >> 12) & 0x3F)
+            scratch.append(0x80 | UInt8(truncatingIfNeeded: scalarValue >> 6) & 0x3F)
+            scratch.append(0x80 | UInt8(truncatingIfNeeded: scalarValue) & 0x3F)
+        }
     }
 
     /// Reads four hexadecimal digits at `position`.
     private mutating func hex4(escapeStart: Int) throws(JSONParseError) -> UInt32 {
         var value: UInt32 = 0
+        if position + 4 <= input.count {
+            // All four are there: no end to check for at each.
+            for k in 0..<4 {
+                let byte = input[position + k]
+                let digit = byte &- UInt8(ascii: "0")
+                let letter = (byte | 0x20) &- UInt8(ascii: "a")  // A-F as a-f
+                if digit < 10 {
+                    value = value << 4 | UInt32(digit)
+                } else if letter < 6 {
+                    value = value << 4 | UInt32(letter + 10)
+                } else {
+                    throw JSONParseError(
+                        offset: escapeStart, reason: "invalid \\u escape: expected four hexadecimal digits")
+                }
+            }
+            position += 4
+            return value
+        }
         for _ in 0..<4 {
             guard position < input.count else { throw truncated() }
             let byte = input[position]

@@ -32,9 +32,12 @@ public struct VersionVector: Hashable, Sendable {
             .sorted { $0.device < $1.device }
     }
 
-    /// A vector from entries with distinct devices and positive counts, in any order.
-    init(unsortedEntries: [Entry]) {
-        entries = unsortedEntries.count < 2 ? unsortedEntries : unsortedEntries.sorted { $0.device < $1.device }
+    /// A vector from entries with distinct devices and positive counts, in any order (sorted in
+    /// place: a reader makes one of these per version it reads).
+    init(unsortedEntries: consuming [Entry]) {
+        var sorting = unsortedEntries
+        if sorting.count > 1 { sorting.sort { $0.device < $1.device } }
+        entries = sorting
     }
 
     /// Whether no device has a count: the version is a legacy, vector-less one.

@@ -237,6 +237,40 @@ struct StrictJSONParserTests {
         #expect(try parsed(#"{"\u0061\n":"x"}"#) == .object(JSONObject([("a\n", .string("x"))])))
     }
 
+    @Test("every \\u escape decodes to its character's UTF-8, in either case of hex digits; only hex digits are taken")
+    func everyEscape() throws {
+        // Every scalar of the Basic Multilingual Plane, and the edges of the others as pairs:
+        // the one, two, three and four byte forms and every boundary between them.
+        var scalars = (0...0xFFFF).filter { !(0xD800...0xDFFF).contains($0) }.map { Unicode.Scalar($0)! }
+        scalars += [0x10000, 0x10001, 0x1F600, 0xFFFFF, 0x100000, 0x10FFFE, 0x10FFFF].map { Unicode.Scalar($0)! }
+        func escaped(_ scalar: Unicode.Scalar, upper: Bool) -> String {
+            String(scalar).utf16.map { unit in
+                let hex = String(unit, radix: 16, uppercase: upper)
+                return "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            }.joined()
+        }
+        for upper in [false, true] {
+            let document = "[" + scalars.map { "\"" + escaped($0, upper: upper) + "\"" }.joined(separator: ",") + "]"
+            guard case .array(let values) = try parsed(document) else {
+                Issue.record("not an array")
+                continue
+            }
+            #expect(values.count == scalars.count)
+            let wrong = zip(scalars, values).first { JSONValue.string(String($0)) != $1 }
+            #expect(wrong == nil, "U+\(String(wrong?.0.value ?? 0, radix: 16)) read as \(String(describing: wrong?.1)) (upper case: \(upper))")
+        }
+        // Each byte next to a range of hex digits, in each of the four places.
+        for bad in ["/", ":", "@", "G", "`", "g", " ", "\u{7F}", "é"] {
+            for place in 0..<4 {
+                var digits = Array("00e9")
+                digits.replaceSubrange(place...place, with: Array(bad))
+                let error = refusal("[\"a\\u" + String(digits) + "\"]")
+                #expect(error?.reason == "invalid \\u escape: expected four hexadecimal digits", "\(bad) at \(place)")
+                #expect(error?.offset == 3)
+            }
+        }
+    }
+
     @Test("invalid UTF-8 is refused wherever it appears",
           arguments: [
               [0x22, 0xC0, 0xAF, 0x22], [0x22, 0xC1, 0xBF, 0x22], [0x22, 0xE0, 0x80, 0xAF, 0x22],
