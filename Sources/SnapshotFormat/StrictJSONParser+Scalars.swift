@@ -32,14 +32,21 @@ extension StrictJSONParser {
                 position += 1
                 return nil
             case UInt8(ascii: "\\"):
-                try parseEscape(isKey: isKey)
+                // The usual `\uXXXX` (not half of a surrogate pair) here; every other escape, and
+                // every error, in parseEscape.
+                if let scalar = Self.unicodeEscapeOutsideSurrogates(in: input, at: position) {
+                    appendUTF8(of: scalar)
+                    position += 6
+                } else {
+                    try parseEscape(isKey: isKey)
+                }
             default:
                 // The only other byte a run stops at (it throws at malformed UTF-8 itself).
                 throw JSONParseError(
                     offset: position,
                     reason: "control character U+\(JSONParseError.hex4(UInt32(byte))) must be escaped in a string")
             }
-            runEnd = try skippingPlainText(from: position)
+            runEnd = try Self.skippingPlainText(in: input, from: position)
         }
     }
 
@@ -102,8 +109,35 @@ extension StrictJSONParser {
         default:
             break
         }
-        // Not a surrogate, so always a valid scalar: its UTF-8 bytes appended one by one (through
-        // `UTF8.encode`'s buffer, a tenth of a merge of text written with escapes everywhere).
+        appendUTF8(of: scalarValue)
+    }
+
+    /// The value of the `\uXXXX` escape at `at` (its backslash) when it is complete, its digits
+    /// are hexadecimal and it is not half of a surrogate pair; nil otherwise.
+    @inline(__always)
+    private static func unicodeEscapeOutsideSurrogates(in input: UnsafeBufferPointer<UInt8>, at: Int) -> UInt32? {
+        guard at + 6 <= input.count, input[at + 1] == UInt8(ascii: "u") else { return nil }
+        var value: UInt32 = 0
+        for k in 2..<6 {
+            let byte = input[at + k]
+            let digit = byte &- UInt8(ascii: "0")
+            let letter = (byte | 0x20) &- UInt8(ascii: "a")  // A-F as a-f
+            if digit < 10 {
+                value = value << 4 | UInt32(digit)
+            } else if letter < 6 {
+                value = value << 4 | UInt32(letter + 10)
+            } else {
+                return nil
+            }
+        }
+        return value & 0xF800 == 0xD800 ? nil : value
+    }
+
+    /// Appends the UTF-8 bytes of the scalar `scalarValue` (not a surrogate) to `scratch`, one by
+    /// one (through `UTF8.encode`'s buffer, they were a tenth of a merge of text written with
+    /// escapes everywhere).
+    @inline(__always)
+    private mutating func appendUTF8(of scalarValue: UInt32) {
         switch scalarValue {
         case ..<0x80:
             scratch.append(UInt8(truncatingIfNeeded: scalarValue))
@@ -125,24 +159,6 @@ extension StrictJSONParser {
     /// Reads four hexadecimal digits at `position`.
     private mutating func hex4(escapeStart: Int) throws(JSONParseError) -> UInt32 {
         var value: UInt32 = 0
-        if position + 4 <= input.count {
-            // All four are there: no end to check for at each.
-            for k in 0..<4 {
-                let byte = input[position + k]
-                let digit = byte &- UInt8(ascii: "0")
-                let letter = (byte | 0x20) &- UInt8(ascii: "a")  // A-F as a-f
-                if digit < 10 {
-                    value = value << 4 | UInt32(digit)
-                } else if letter < 6 {
-                    value = value << 4 | UInt32(letter + 10)
-                } else {
-                    throw JSONParseError(
-                        offset: escapeStart, reason: "invalid \\u escape: expected four hexadecimal digits")
-                }
-            }
-            position += 4
-            return value
-        }
         for _ in 0..<4 {
             guard position < input.count else { throw truncated() }
             let byte = input[position]
@@ -170,6 +186,16 @@ extension StrictJSONParser {
     /// - Throws: at the first byte that does not start a well-formed UTF-8 sequence.
     @inline(__always)
     func skippingPlainText(from start: Int) throws(JSONParseError) -> Int {
+        try Self.skippingPlainText(in: input, from: start)
+    }
+
+    /// ``skippingPlainText(from:)`` in `input`. Static, as is what it calls, so that a mutating
+    /// caller's loop does not copy the whole parser for each call (in a string's loop over its
+    /// escapes, storing that copy right after an escape was a tenth of the decoding's time).
+    @inline(__always)
+    static func skippingPlainText(in input: UnsafeBufferPointer<UInt8>, from start: Int) throws(JSONParseError)
+        -> Int
+    {
         guard let base = input.baseAddress else { return start }
         let raw = UnsafeRawPointer(base)
         let count = input.count
@@ -200,7 +226,7 @@ extension StrictJSONParser {
             {
                 at += 3
             } else {
-                at += try utf8SequenceLength(at: at)
+                at += try utf8SequenceLength(in: input, at: at)
             }
         }
     }
@@ -233,6 +259,11 @@ extension StrictJSONParser {
 
     /// The length of the well-formed UTF-8 sequence starting at `start` (Unicode Table 3-7).
     func utf8SequenceLength(at start: Int) throws(JSONParseError) -> Int {
+        try Self.utf8SequenceLength(in: input, at: start)
+    }
+
+    /// ``utf8SequenceLength(at:)`` in `input`.
+    static func utf8SequenceLength(in input: UnsafeBufferPointer<UInt8>, at start: Int) throws(JSONParseError) -> Int {
         let lead = input[start]
         let length: Int
         var secondRange: ClosedRange<UInt8> = 0x80...0xBF
@@ -247,7 +278,9 @@ extension StrictJSONParser {
         default: throw JSONParseError(offset: start, reason: "invalid UTF-8")
         }
         for k in 1..<length {
-            guard start + k < input.count else { throw truncated() }
+            guard start + k < input.count else {
+                throw JSONParseError(offset: input.count, reason: JSONParseError.truncatedReason)
+            }
             guard (k == 1 ? secondRange : 0x80...0xBF).contains(input[start + k]) else {
                 throw JSONParseError(offset: start, reason: "invalid UTF-8")
             }
