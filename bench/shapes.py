@@ -20,6 +20,11 @@ one thing dominate, so that a cost that grows with it shows:
   escaped  the records of `text`, written with json.dump's default ensure_ascii=True (every
            character beyond ASCII as a backslash-u escape, as Python and many other writers do by
            default): decoding escapes in long strings
+  mixed    4 x 50,000 records as different programs write them: each device its own layout
+           (indented, json.dumps's ", " and ": ", compact with backslash-u escapes, compact with
+           keys in any order), fields nested in objects and arrays, numbers in exponent form,
+           tombstones, legacy records without a vector, unknown keys. No element is written
+           byte for byte alike on two devices, so every version is read and normalized
 
 Every device holds every record; 5 % of each device's records are its own later edit (with
 three devices, some are concurrent: conflicts; all of them for `concurrent`). Format 1 files as json.dump writes them (format
@@ -75,6 +80,7 @@ SHAPES = {
     "concurrent": (3, 60_000, lambda r: {"title": r.choice(WORDS), "done": r.random() < 0.5}, None),
     "escaped": (3, 30_000, lambda r: {"title": r.choice(WORDS),
                                       "body": " ".join(r.choice(WORDS) for _ in range(r.randrange(100, 600)))}, None),
+    "mixed": (4, 50_000, lambda r: mixed_fields(r), None),
 }
 # Shapes written with every character beyond ASCII escaped (json.dump's default).
 ASCII_ONLY = {"escaped"}
@@ -82,6 +88,54 @@ ASCII_ONLY = {"escaped"}
 EDIT_SHARE = {"concurrent": 1.0}
 # Shapes written as format 2 parts: how many hex digits their prefixes have.
 PART_DIGITS = {"parts": 3}
+
+
+def mixed_fields(r):
+    """Fields as apps write them: text, numbers of every magnitude (Python writes 1e-07 and
+    1.5e+300 with exponents), nested objects and arrays, flags and nulls."""
+    fields = {"title": " ".join(r.choice(WORDS) for _ in range(r.randrange(1, 6))),
+              "amount": r.choice([r.randrange(-1000, 1000), r.random() * 10 ** r.randrange(-12, 25), r.random()]),
+              "done": r.random() < 0.5}
+    if r.random() < 0.5:
+        fields["tags"] = [r.choice(WORDS) for _ in range(r.randrange(4))]
+    if r.random() < 0.3:
+        fields["meta"] = {"rank": r.random() * 1e-9, "by": r.choice(WORDS), "list": [r.randrange(100), None, True]}
+    return fields
+
+
+def mixed_base(record, r):
+    """A record of the `mixed` shape as every device holds it: 1 % legacy (no lastModified, no
+    vector), 2 % with an unknown key of a newer app."""
+    roll = r.random()
+    if roll < 0.01:
+        del record["lastModified"], record["versionVector"]
+    elif roll < 0.03:
+        record["x-app"] = {"client": r.choice(WORDS), "build": r.randrange(10 ** 6), "flags": [True, None]}
+    return record
+
+
+def mixed_tombstone(record, name, stamp_text):
+    """`name`'s deletion of `record`: a later version with no fields."""
+    vector = dict(record.get("versionVector") or {})
+    vector[name] = vector.get(name, 0) + 1
+    return dict(record, deleted=True, fields={}, modifiedBy=name, lastModified=stamp_text, versionVector=vector)
+
+
+# How each device of the `mixed` shape writes its file: json.dump's options and whether the
+# keys of each record come in a random order.
+MIXED_STYLES = [dict(indent=2, ensure_ascii=False), dict(indent=None, ensure_ascii=False),
+                dict(indent=None, ensure_ascii=True, separators=(",", ":")),
+                dict(indent=None, ensure_ascii=False, separators=(",", ":"), shuffle=True)]
+
+
+def shuffled(value, r):
+    if isinstance(value, dict):
+        items = list(value.items())
+        r.shuffle(items)
+        return {k: shuffled(v, r) for k, v in items}
+    if isinstance(value, list):
+        return [shuffled(v, r) for v in value]
+    return value
 
 
 def generate(folder, shape, seed=1):
@@ -95,6 +149,8 @@ def generate(folder, shape, seed=1):
         records.append({"id": str(uuid.UUID(int=rng.getrandbits(128), version=4)).upper(), "type": "Item",
                         "lastModified": stamp(base + i), "modifiedBy": creator, "versionVector": {creator: 1},
                         "fields": fields(rng)})
+        if shape == "mixed":
+            mixed_base(records[-1], rng)
     partial = folder + ".partial"
     shutil.rmtree(partial, ignore_errors=True)
     os.makedirs(partial)
@@ -104,7 +160,13 @@ def generate(folder, shape, seed=1):
             if rng.random() < EDIT_SHARE.get(shape, 0.05):  # this device's later edit
                 record = dict(record, modifiedBy=name, fields=fields(rng),
                               lastModified=stamp(base + count + rng.randrange(100_000)),
-                              versionVector=dict(record["versionVector"], **{name: record["versionVector"].get(name, 0) + 1}))
+                              versionVector=dict(record.get("versionVector", {}),
+                                                 **{name: record.get("versionVector", {}).get(name, 0) + 1}))
+            if shape == "mixed":
+                if rng.random() < 0.02:
+                    record = mixed_tombstone(record, name, stamp(base + count + rng.randrange(100_000)))
+                if MIXED_STYLES[names.index(name)].get("shuffle"):
+                    record = shuffled(record, rng)
             held.append(record)
         digits = PART_DIGITS.get(shape)
         if digits is None:
@@ -119,8 +181,13 @@ def generate(folder, shape, seed=1):
                 files[f"{name}.{record['id'][:digits]}.json"]["records"].append(record)
         for file_name, document in files.items():
             with open(os.path.join(partial, file_name), "w", encoding="utf-8") as f:
-                json.dump(document, f, ensure_ascii=shape in ASCII_ONLY, indent=indent,
-                          separators=None if indent else (",", ":"))
+                if shape == "mixed":
+                    style = MIXED_STYLES[names.index(name)]
+                    json.dump(document, f, ensure_ascii=style["ensure_ascii"], indent=style["indent"],
+                              separators=style.get("separators"))
+                else:
+                    json.dump(document, f, ensure_ascii=shape in ASCII_ONLY, indent=indent,
+                              separators=None if indent else (",", ":"))
     os.rename(partial, folder)
 
 

@@ -35,69 +35,79 @@ extension CanonicalJSON {
         number.write(to: &printed)
         swap(&printed.bytes, &buffer)
         if number.magnitude < 9_007_199_254_740_992, !buffer[start...].contains(UInt8(ascii: "e")) { return }
-        // The shortest digits are gathered where they were printed, and the number is written
-        // after them from there; then what was printed goes. No array of digits per number.
-        let (digits, n) = gatherShortestDigits(in: &buffer, from: start)
-        let printedEnd = buffer.count
-        // Appends digits `range` (0-based among the digits), one by one from the same buffer.
-        func appendDigits(_ range: Range<Int>) {
-            for i in range { buffer.append(buffer[digits.lowerBound + i]) }
-        }
-        if number < 0 { buffer.append(UInt8(ascii: "-")) }
-        // ECMAScript's rule with k = digits.count and n = the point's position: value = 0.d1d2…dk × 10^n.
-        let k = digits.count
-        let forceExponent = largeIntegersWithExponent && k <= n && number.magnitude > 9_007_199_254_740_991
-        if !forceExponent, k <= n, n <= 21 {
-            appendDigits(0..<k)
-            buffer.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: n - k))
-        } else if !forceExponent, 0 < n, n <= 21 {
-            appendDigits(0..<n)
-            buffer.append(UInt8(ascii: "."))
-            appendDigits(n..<k)
-        } else if !forceExponent, -6 < n, n <= 0 {
-            buffer.append(contentsOf: "0.".utf8)
-            buffer.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: -n))
-            appendDigits(0..<k)
-        } else {
-            // `d.ddd` then `e±x`, as ECMAScript writes very large and very small numbers.
-            appendDigits(0..<1)
-            if k > 1 {
+        // The shortest digits (17 at most, with up to 4 zeros before them: `0.0001…`), in
+        // memory on the stack rather than an array of their own per number.
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 32) { space in
+            let (count, n) = shortestDigits(of: buffer[start...], into: space)
+            let digits = UnsafeBufferPointer(rebasing: space[..<count])
+            buffer.removeSubrange(start...)
+            if number < 0 { buffer.append(UInt8(ascii: "-")) }
+            // ECMAScript's rule with k = digits.count and n = the point's position: value = 0.d1d2…dk × 10^n.
+            let k = digits.count
+            let forceExponent = largeIntegersWithExponent && k <= n && number.magnitude > 9_007_199_254_740_991
+            if forceExponent {
+                writeExponentForm(digits, pointPosition: n, into: &buffer)
+            } else if k <= n, n <= 21 {
+                buffer.append(contentsOf: digits)
+                buffer.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: n - k))
+            } else if 0 < n, n <= 21 {
+                buffer.append(contentsOf: UnsafeBufferPointer(rebasing: digits[..<n]))
                 buffer.append(UInt8(ascii: "."))
-                appendDigits(1..<k)
+                buffer.append(contentsOf: UnsafeBufferPointer(rebasing: digits[n...]))
+            } else if -6 < n, n <= 0 {
+                buffer.append(contentsOf: "0.".utf8)
+                buffer.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: -n))
+                buffer.append(contentsOf: digits)
+            } else {
+                writeExponentForm(digits, pointPosition: n, into: &buffer)
             }
-            buffer.append(UInt8(ascii: "e"))
-            buffer.append(n - 1 < 0 ? UInt8(ascii: "-") : UInt8(ascii: "+"))
-            writeInteger(Int64((n - 1).magnitude), into: &buffer)
         }
-        buffer.removeSubrange(start..<printedEnd)
     }
 
-    /// The shortest digits that round-trip to a number (no leading or trailing zeros) and the
-    /// position of the decimal point relative to them, taken from its Swift `description` printed
-    /// in `buffer` from `start` on, which holds exactly those digits (e.g. `1e-07`, `1.2345e+21`,
-    /// `0.001`, `123.0`; a minus sign is skipped). The digits are moved within the printed bytes
-    /// (never past where they were read) and their range in `buffer` returned.
-    private static func gatherShortestDigits(in buffer: inout [UInt8], from start: Int)
-        -> (digits: Range<Int>, pointPosition: Int)
+    /// `d.ddd` then `e±x`, as ECMAScript writes very large and very small numbers.
+    private static func writeExponentForm(
+        _ digits: UnsafeBufferPointer<UInt8>, pointPosition n: Int, into buffer: inout [UInt8]
+    ) {
+        buffer.append(digits[0])
+        if digits.count > 1 {
+            buffer.append(UInt8(ascii: "."))
+            buffer.append(contentsOf: UnsafeBufferPointer(rebasing: digits[1...]))
+        }
+        buffer.append(UInt8(ascii: "e"))
+        buffer.append(n - 1 < 0 ? UInt8(ascii: "-") : UInt8(ascii: "+"))
+        writeInteger(Int64((n - 1).magnitude), into: &buffer)
+    }
+
+    /// The shortest digits that round-trip to a number (no leading or trailing zeros), written to
+    /// `digits`, how many, and the position of the decimal point relative to them, taken from its
+    /// Swift `description` `printed`, which prints exactly those digits (e.g. `1e-07`,
+    /// `1.2345e+21`, `0.001`, `123.0`; a minus sign is skipped).
+    private static func shortestDigits(of printed: ArraySlice<UInt8>, into digits: UnsafeMutableBufferPointer<UInt8>)
+        -> (count: Int, pointPosition: Int)
     {
-        var end = start  // where the next digit goes
+        var count = 0
         var integerDigits = 0
         var seenPoint = false
         var exponent = 0
         var exponentNegative = false
         var inExponent = false
         var seenDigit = false
-        for at in start..<buffer.count {
-            let byte = buffer[at]
+        var leadingZeros = 0
+        for byte in printed {
             switch byte {
             case UInt8(ascii: "0")...UInt8(ascii: "9"):
                 seenDigit = true
                 if inExponent {
                     exponent = exponent * 10 + Int(byte - UInt8(ascii: "0"))
                 } else {
-                    buffer[end] = byte
-                    end += 1
                     if !seenPoint { integerDigits += 1 }
+                    if count == 0, byte == UInt8(ascii: "0") {
+                        leadingZeros += 1
+                    } else {
+                        precondition(count < digits.count, "a double has at most 17 significant digits")
+                        digits[count] = byte
+                        count += 1
+                    }
                 }
             case UInt8(ascii: "."): seenPoint = true
             case UInt8(ascii: "e"), UInt8(ascii: "E"): inExponent = true
@@ -105,19 +115,15 @@ extension CanonicalJSON {
             default: break  // "+"
             }
         }
-        var first = start
-        while first < end, buffer[first] == UInt8(ascii: "0") { first += 1 }
-        while end > first, buffer[end - 1] == UInt8(ascii: "0") { end -= 1 }
-        let pointPosition = integerDigits + (exponentNegative ? -exponent : exponent) - (first - start)
-        return (first..<end, pointPosition)
+        while count > 0, digits[count - 1] == UInt8(ascii: "0") { count -= 1 }
+        return (count, integerDigits + (exponentNegative ? -exponent : exponent) - leadingZeros)
     }
 
     /// Appends the decimal digits of `value`, with a minus sign when negative.
     private static func writeInteger(_ value: Int64, into buffer: inout [UInt8]) {
         // Written from the end of 24 bytes on the stack (a sign and 19 digits fit), then appended
         // at once: reversing the digits in `buffer` in place copied them to a new array.
-        var text: (UInt64, UInt64, UInt64) = (0, 0, 0)
-        withUnsafeMutableBytes(of: &text) { bytes in
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 24) { bytes in
             var at = bytes.count
             var magnitude = value.magnitude
             repeat {
@@ -129,7 +135,7 @@ extension CanonicalJSON {
                 at -= 1
                 bytes[at] = UInt8(ascii: "-")
             }
-            buffer.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[at...]))
+            buffer.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[at...]))
         }
     }
 }

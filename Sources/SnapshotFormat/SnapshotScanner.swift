@@ -294,7 +294,6 @@ extension StrictJSONParser {
             return VersionVector()
         }
         var entries: [VersionVector.Entry] = []
-        entries.reserveCapacity(4)  // one allocation for the usual handful of devices
         while true {
             skipWhitespace()
             guard position < input.count, input[position] == UInt8(ascii: "\""), let device = try scanDeviceKey() else {
