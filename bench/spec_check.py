@@ -22,7 +22,7 @@ Prints a summary and the first differences in full (both sides); exits 1 on any 
 
 --generate builds folders under a /tmp/speccheck-gen-* directory (removed at the end unless
 --keep): bench/generate.py at a few seeds, sizes (3 devices x 3,000 and x 20,000), styles
-(uniform, varied) and layouts (file, parts of 1, 2 and 3 digits); bench/shapes.py's five shapes
+(uniform, varied) and layouts (file, parts of 1, 2 and 3 digits); bench/shapes.py's shapes
 made small (its SHAPES table is patched in memory, the file is not touched; at most 3 devices);
 hand-made hostile folders (spellings of one version, the JCS tie-break, vector-less versions,
 dominated conflict entries, sync-tool copies and misnamed files, parts, file-level I-JSON rules

@@ -35,8 +35,8 @@ extension CanonicalJSON {
         number.write(to: &printed)
         swap(&printed.bytes, &buffer)
         if number.magnitude < 9_007_199_254_740_992, !buffer[start...].contains(UInt8(ascii: "e")) { return }
-        // The shortest digits (17 at most, with up to 4 zeros before them: `0.0001…`), in
-        // memory on the stack rather than an array of their own per number.
+        // The shortest digits (17 at most) in memory on the stack, not an array of their own per
+        // number.
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 32) { space in
             let (count, n) = shortestDigits(of: buffer[start...], into: space)
             let digits = UnsafeBufferPointer(rebasing: space[..<count])

@@ -134,8 +134,8 @@ extension StrictJSONParser {
     }
 
     /// Appends the UTF-8 bytes of the scalar `scalarValue` (not a surrogate) to `scratch`, one by
-    /// one (through `UTF8.encode`'s buffer, they were a tenth of a merge of text written with
-    /// escapes everywhere).
+    /// one: through `UTF8.encode`'s buffer they were 2 % of a first merge of a folder written
+    /// with escapes everywhere.
     @inline(__always)
     private mutating func appendUTF8(of scalarValue: UInt32) {
         switch scalarValue {
