@@ -119,18 +119,19 @@ extension StrictJSONParser {
         guard at + 6 <= input.count, input[at + 1] == UInt8(ascii: "u") else { return nil }
         var value: UInt32 = 0
         for k in 2..<6 {
-            let byte = input[at + k]
-            let digit = byte &- UInt8(ascii: "0")
-            let letter = (byte | 0x20) &- UInt8(ascii: "a")  // A-F as a-f
-            if digit < 10 {
-                value = value << 4 | UInt32(digit)
-            } else if letter < 6 {
-                value = value << 4 | UInt32(letter + 10)
-            } else {
-                return nil
-            }
+            guard let digit = hexDigit(input[at + k]) else { return nil }
+            value = value << 4 | digit
         }
         return value & 0xF800 == 0xD800 ? nil : value
+    }
+
+    /// The value of the hexadecimal digit `byte` (0-9, a-f, A-F); nil for any other byte.
+    @inline(__always)
+    private static func hexDigit(_ byte: UInt8) -> UInt32? {
+        let digit = byte &- UInt8(ascii: "0")
+        if digit < 10 { return UInt32(digit) }
+        let letter = (byte | 0x20) &- UInt8(ascii: "a")  // A-F as a-f
+        return letter < 6 ? UInt32(letter + 10) : nil
     }
 
     /// Appends the UTF-8 bytes of the scalar `scalarValue` (not a surrogate) to `scratch`, one by
@@ -161,17 +162,11 @@ extension StrictJSONParser {
         var value: UInt32 = 0
         for _ in 0..<4 {
             guard position < input.count else { throw truncated() }
-            let byte = input[position]
-            let digit: UInt8
-            switch byte {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
-            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
-            default:
+            guard let digit = Self.hexDigit(input[position]) else {
                 throw JSONParseError(
                     offset: escapeStart, reason: "invalid \\u escape: expected four hexadecimal digits")
             }
-            value = value << 4 | UInt32(digit)
+            value = value << 4 | digit
             position += 1
         }
         return value

@@ -1,6 +1,6 @@
+import CInotifyTools
 import Crypto
 import Dispatch
-import CInotifyTools
 import Glibc
 import RecordSchemas
 import SnapshotFormat
@@ -178,7 +178,7 @@ private struct ElementBytes {
 
     /// Asks the CPU to bring the beginning of element `element` into its cache.
     func prefetch(_ element: Int) {
-        bytes.withUnsafeBytes { snapshotsync_prefetch($0.baseAddress! + ranges[element].lowerBound) }
+        with(element) { snapshotsync_prefetch($0.baseAddress) }
     }
 }
 
